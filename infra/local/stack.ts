@@ -1,0 +1,142 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type DynamoDbServer, startDynamoDbServer } from './dynamodb-server.js';
+import { type KafkaBroker, startKafkaBroker, tail } from './kafka-broker.js';
+import { createLocalTables, localDynamoDbClient } from './local-tables.js';
+import type { ManagedProcess } from './managed-process.js';
+import { waitForDynamoDb, waitForKafka } from './readiness.js';
+
+export interface LocalStackOptions {
+  /** Where KAFKA_BROKERS and DYNAMODB_ENDPOINT are read from. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Prefix of the project's tables on the local endpoint. */
+  readonly tablePrefix?: string;
+  /** Progress lines (timings, what was reused); never the ready line. */
+  readonly log?: (line: string) => void;
+  readonly startTimeoutMs?: number;
+}
+
+export interface LocalStack {
+  /** Comma-separated bootstrap servers. */
+  readonly kafkaBrokers: string;
+  readonly kafkaClusterId: string;
+  readonly dynamodbEndpoint: string;
+  /** Logical id from infra/resources/tables.yml → table name. */
+  readonly tables: Readonly<Record<string, string>>;
+  /** The processes this stack started (none for services given by the environment). */
+  readonly processes: readonly ManagedProcess[];
+  readonly timings: Readonly<Record<string, number>>;
+  /** Rejects when a process of the stack exits while the stack is meant to be running. */
+  readonly unexpectedExit: Promise<never>;
+  readyLine(extra?: string): string;
+  stop(): Promise<void>;
+}
+
+function exitedEarly(managed: ManagedProcess, isStopping: () => boolean): Promise<never> {
+  return managed.exited.then((code) => {
+    if (isStopping()) return new Promise<never>(() => {});
+    throw new Error(`${managed.name} exited with ${code}; its log:\n${tail(managed.logFile)}`);
+  });
+}
+
+/**
+ * Starts (or, with KAFKA_BROKERS / DYNAMODB_ENDPOINT, reuses) a Kafka broker and a DynamoDB
+ * API, waits until both answer, and creates the project's tables. Everything it started is
+ * stopped by `stop()`, killed on process exit, and killed by a watchdog if this process dies.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => {});
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const workDir = mkdtempSync(join(tmpdir(), 'tally-stack-'));
+  const processes: ManagedProcess[] = [];
+  let stopping = false;
+  const killAll = () => {
+    for (const managed of processes) managed.killNow();
+  };
+  process.on('exit', killAll);
+
+  const stop = async () => {
+    stopping = true;
+    await Promise.all(processes.map((managed) => managed.stop()));
+    process.removeListener('exit', killAll);
+    rmSync(workDir, { recursive: true, force: true });
+  };
+
+  try {
+    const started = Date.now();
+    const timings: Record<string, number> = {};
+    const kafka = async (): Promise<[string, string]> => {
+      const given = env.KAFKA_BROKERS?.trim();
+      const bootstrap = given || undefined;
+      let broker: KafkaBroker | undefined;
+      if (bootstrap === undefined) {
+        broker = await startKafkaBroker(workDir);
+        processes.push(broker.process);
+        timings.mavenResolveMs = broker.timings.resolveMs;
+        timings.kafkaFormatMs = broker.timings.formatMs;
+      }
+      const brokers = bootstrap ?? (broker as KafkaBroker).bootstrap;
+      const clusterId = await waitForKafka(brokers.split(',')[0] as string, {
+        timeoutMs,
+        ...(broker && { abandonWhen: exitedEarly(broker.process, () => stopping) }),
+      });
+      timings.kafkaReadyMs = Date.now() - started;
+      log(
+        broker
+          ? `kafka 3.9.1 broker answered in ${timings.kafkaReadyMs} ms (maven ${broker.timings.resolveMs} ms, format ${broker.timings.formatMs} ms), log ${broker.process.logFile}`
+          : `kafka: using KAFKA_BROKERS=${brokers}`,
+      );
+      return [brokers, clusterId];
+    };
+    const dynamodb = async (): Promise<string> => {
+      const given = env.DYNAMODB_ENDPOINT?.trim();
+      let server: DynamoDbServer | undefined;
+      if (!given) {
+        server = await startDynamoDbServer(workDir);
+        processes.push(server.process);
+      }
+      const endpoint = given || (server as DynamoDbServer).endpoint;
+      await waitForDynamoDb(endpoint, {
+        timeoutMs,
+        ...(server && { abandonWhen: exitedEarly(server.process, () => stopping) }),
+      });
+      timings.dynamodbReadyMs = Date.now() - started;
+      log(
+        server
+          ? `dynamodb answered in ${timings.dynamodbReadyMs} ms`
+          : `dynamodb: using DYNAMODB_ENDPOINT=${endpoint}`,
+      );
+      return endpoint;
+    };
+
+    const [[kafkaBrokers, kafkaClusterId], dynamodbEndpoint] = await Promise.all([
+      kafka(),
+      dynamodb(),
+    ]);
+    const client = localDynamoDbClient(dynamodbEndpoint);
+    const tables = await createLocalTables(client, options.tablePrefix ?? 'tally-local-').finally(
+      () => client.destroy(),
+    );
+    const unexpectedExit = Promise.race(
+      processes.map((managed) => exitedEarly(managed, () => stopping)),
+    );
+    unexpectedExit.catch(() => {}); // observed by whoever cares; never an unhandled rejection
+    return {
+      kafkaBrokers,
+      kafkaClusterId,
+      dynamodbEndpoint,
+      tables,
+      processes,
+      timings,
+      unexpectedExit,
+      readyLine: (extra) =>
+        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${extra ? ` ${extra}` : ''}`,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import type {
+  AttributeDefinition,
+  CreateTableCommandInput,
+  KeySchemaElement,
+} from '@aws-sdk/client-dynamodb';
+import { parse } from 'yaml';
+
+const TABLES_FILE = new URL('../resources/tables.yml', import.meta.url);
+
+/** A table as CloudFormation declares it in infra/resources/tables.yml. */
+export interface TableDefinition {
+  readonly logicalId: string;
+  readonly attributeDefinitions: AttributeDefinition[];
+  readonly keySchema: KeySchemaElement[];
+  readonly timeToLiveAttribute: string | undefined;
+}
+
+function fail(where: string, what: string): never {
+  throw new Error(`infra/resources/tables.yml: ${where}: ${what}`);
+}
+
+function record(value: unknown, where: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(where, 'must be a mapping');
+  }
+  return value as Record<string, unknown>;
+}
+
+function text(value: unknown, where: string, allowed?: readonly string[]): string {
+  if (typeof value !== 'string' || value.length === 0) fail(where, 'must be a non-empty string');
+  if (allowed !== undefined && !allowed.includes(value)) {
+    fail(where, `must be one of ${allowed.join(', ')}, got ${value}`);
+  }
+  return value;
+}
+
+function list(value: unknown, where: string): unknown[] {
+  if (!Array.isArray(value) || value.length === 0) fail(where, 'must be a non-empty list');
+  return value;
+}
+
+function parseTable(logicalId: string, resource: unknown): TableDefinition {
+  const where = `Resources.${logicalId}`;
+  const properties = record(record(resource, where).Properties, `${where}.Properties`);
+  const attributeDefinitions = list(
+    properties.AttributeDefinitions,
+    `${where}.Properties.AttributeDefinitions`,
+  ).map((item, i) => {
+    const at = `${where}.Properties.AttributeDefinitions[${i}]`;
+    const attribute = record(item, at);
+    return {
+      AttributeName: text(attribute.AttributeName, `${at}.AttributeName`),
+      AttributeType: text(attribute.AttributeType, `${at}.AttributeType`, ['S', 'N', 'B']) as
+        | 'S'
+        | 'N'
+        | 'B',
+    };
+  });
+  const keySchema = list(properties.KeySchema, `${where}.Properties.KeySchema`).map((item, i) => {
+    const at = `${where}.Properties.KeySchema[${i}]`;
+    const key = record(item, at);
+    return {
+      AttributeName: text(key.AttributeName, `${at}.AttributeName`),
+      KeyType: text(key.KeyType, `${at}.KeyType`, ['HASH', 'RANGE']) as 'HASH' | 'RANGE',
+    };
+  });
+  const ttl = properties.TimeToLiveSpecification;
+  const timeToLiveAttribute =
+    ttl === undefined
+      ? undefined
+      : text(
+          record(ttl, `${where}.Properties.TimeToLiveSpecification`).AttributeName,
+          `${where}.Properties.TimeToLiveSpecification.AttributeName`,
+        );
+  return { logicalId, attributeDefinitions, keySchema, timeToLiveAttribute };
+}
+
+/** Reads every AWS::DynamoDB::Table from infra/resources/tables.yml. */
+export function loadTableDefinitions(source: string = readFileSync(TABLES_FILE, 'utf8')) {
+  const resources = record(record(parse(source), 'document').Resources, 'Resources');
+  return Object.entries(resources)
+    .filter(([, resource]) => record(resource, 'resource').Type === 'AWS::DynamoDB::Table')
+    .map(([logicalId, resource]) => parseTable(logicalId, resource));
+}
+
+/** `LedgerTable` with prefix `tally-local-` → `tally-local-ledger`. */
+export function localTableName(prefix: string, logicalId: string): string {
+  const base = logicalId.replace(/Table$/, '');
+  return prefix + base.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+export function createTableInput(
+  table: TableDefinition,
+  tableName: string,
+): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: table.attributeDefinitions,
+    KeySchema: table.keySchema,
+  };
+}
