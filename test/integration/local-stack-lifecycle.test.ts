@@ -1,0 +1,97 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, inject, it } from 'vitest';
+import { waitForDynamoDb, waitForKafka } from '../../infra/local/readiness.js';
+import { descendants, isAlive, spawnTs, waitFor, watchLines } from '../helpers/processes.js';
+
+// Each case starts a stack of its own (a real broker and DynamoDB API) and ends it another way.
+const READY = /^tally ready: kafka=127\.0\.0\.1:\d+ dynamodb=http:\/\/127\.0\.0\.1:\d+$/;
+const START = 'infra/local/start.ts';
+
+function ownServicesEnv(): NodeJS.ProcessEnv {
+  const { KAFKA_BROKERS: _k, DYNAMODB_ENDPOINT: _d, ...env } = process.env;
+  return env;
+}
+
+async function startLauncher() {
+  const child = spawnTs(START, ownServicesEnv());
+  const stdout = watchLines(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const ready = await stdout.next(/^tally ready:/, 90_000).catch((error: unknown) => {
+    throw new Error(`${String(error)}\nlauncher stderr:\n${stderr}`);
+  });
+  expect(ready).toMatch(READY);
+  const [, kafka = '', dynamodb = ''] = /kafka=(\S+) dynamodb=(\S+)/.exec(ready) ?? [];
+  await waitForKafka(kafka, { timeoutMs: 5000 });
+  await waitForDynamoDb(dynamodb, { timeoutMs: 5000 });
+  const services = descendants(child.pid as number);
+  const java = services.filter((p) => p.command.includes('kafka.Kafka'));
+  const dynalite = services.filter((p) => p.command.includes('dynalite'));
+  expect(java).toHaveLength(1);
+  expect(dynalite).toHaveLength(1);
+  return { child, stdout, services };
+}
+
+function exitOf(child: ChildProcess): Promise<[number | null, NodeJS.Signals | null]> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve([child.exitCode, child.signalCode]);
+  }
+  return once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+describe('local stack lifecycle', () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`prints one ready line and, on ${signal}, stops Kafka and DynamoDB and exits 0`, async () => {
+      const { child, stdout, services } = await startLauncher();
+      child.kill(signal);
+      expect(await exitOf(child)).toEqual([0, null]);
+      expect(stdout.lines.filter((line) => line.startsWith('tally ready'))).toHaveLength(1);
+      // The launcher waits for its services before it exits; their watchdogs notice soon after.
+      const serviceProcesses = services.filter((p) => !p.command.includes('watchdog'));
+      expect(serviceProcesses.filter((p) => isAlive(p.pid))).toEqual([]);
+      await waitFor('watchdogs to exit', () => services.every((p) => !isAlive(p.pid)), 5_000);
+    });
+  }
+
+  it('leaves no java process behind when the launcher is killed outright', async () => {
+    const { child, services } = await startLauncher();
+    child.kill('SIGKILL');
+    await exitOf(child);
+    await waitFor(
+      'services of a killed launcher to stop',
+      () => services.every((service) => !isAlive(service.pid)),
+      20_000,
+    );
+  });
+
+  it('stops its services when the process that started it exits without stopping it', async () => {
+    const child = spawnTs('test/fixtures/exit-without-stop.ts', ownServicesEnv());
+    const line = await watchLines(child).next(/^\[/, 90_000);
+    const pids: unknown = JSON.parse(line);
+    expect(Array.isArray(pids) && pids.length === 2).toBe(true);
+    expect(await exitOf(child)).toEqual([0, null]);
+    await waitFor(
+      'services of an exited process to stop',
+      () => (pids as number[]).every((pid) => !isAlive(pid)),
+      5_000,
+    );
+  });
+
+  it('uses KAFKA_BROKERS and DYNAMODB_ENDPOINT instead of starting its own', async () => {
+    const kafka = inject('kafkaBrokers');
+    const dynamodb = inject('dynamodbEndpoint');
+    const child = spawnTs(START, {
+      ...ownServicesEnv(),
+      KAFKA_BROKERS: kafka,
+      DYNAMODB_ENDPOINT: dynamodb,
+    });
+    const ready = await watchLines(child).next(/^tally ready:/, 30_000);
+    expect(ready).toBe(`tally ready: kafka=${kafka} dynamodb=${dynamodb}`);
+    expect(descendants(child.pid as number).filter((p) => p.command.includes('java'))).toEqual([]);
+    child.kill('SIGTERM');
+    expect(await exitOf(child)).toEqual([0, null]);
+  });
+});
