@@ -14,7 +14,7 @@ describe('table definitions from infra/resources/tables.yml', () => {
       { AttributeName: 'seq', KeyType: 'RANGE' },
     ]);
     expect(tables.find((t) => t.logicalId === 'IdempotencyTable')?.timeToLiveAttribute).toBe(
-      'expiresAt',
+      'expiration',
     );
   });
 

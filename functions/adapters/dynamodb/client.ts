@@ -1,0 +1,37 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DependencyUnavailableError } from '../../core/errors.js';
+
+export interface DynamoDbOptions {
+  /** A local DynamoDB API (dynalite, DynamoDB Local) instead of AWS. */
+  readonly endpoint: string | undefined;
+  readonly region: string;
+}
+
+/**
+ * One document client per container. Short timeouts and two attempts: a DynamoDB that does not
+ * answer must turn into a clear 503 well inside the request's deadline, not a hang.
+ */
+export function createDocumentClient(options: DynamoDbOptions): DynamoDBDocumentClient {
+  const client = new DynamoDBClient({
+    region: options.region,
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: 1000, requestTimeout: 3000 },
+    ...(options.endpoint && {
+      endpoint: options.endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  });
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+}
+
+/** Translates an SDK failure into ours, saying what was being done. */
+export function dynamoDbUnavailable(doing: string, error: unknown): DependencyUnavailableError {
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new DependencyUnavailableError(`DynamoDB did not answer while ${doing} (${detail})`, {
+    cause: error,
+    retryAfterSeconds: 1,
+  });
+}

@@ -1,0 +1,68 @@
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/outcomes.js';
+import type { Ledger, LedgerBlock } from '../../core/publish-ports.js';
+import { dynamoDbUnavailable } from './client.js';
+
+/**
+ * The publish ledger: one item per request's block of sequence numbers, keyed (stream, first
+ * seq), holding each record's outcome in compact form.
+ */
+export function createLedger(client: DynamoDBDocumentClient, tableName: string): Ledger {
+  return {
+    async write(block: LedgerBlock) {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              stream: block.stream,
+              seq: block.firstSeq,
+              count: block.outcomes.length,
+              lastSeq: block.firstSeq + block.outcomes.length - 1,
+              topic: block.topic,
+              session: block.session,
+              idempotencyKey: block.idempotencyKey,
+              outcomes: JSON.stringify(block.outcomes.map(encodeOutcome)),
+              updatedAt: new Date().toISOString(),
+            },
+          }),
+        );
+      } catch (error) {
+        throw dynamoDbUnavailable(`recording seqs ${block.firstSeq}.. of ${block.stream}`, error);
+      }
+    },
+
+    async find(stream, seq) {
+      let items: Record<string, unknown>[] | undefined;
+      try {
+        ({ Items: items } = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: '#stream = :stream AND #seq <= :seq',
+            ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq' },
+            ExpressionAttributeValues: { ':stream': stream, ':seq': seq },
+            ScanIndexForward: false,
+            Limit: 1,
+            ConsistentRead: true,
+          }),
+        ));
+      } catch (error) {
+        throw dynamoDbUnavailable(`looking up seq ${seq} of stream ${stream}`, error);
+      }
+      const item = items?.[0];
+      if (item === undefined || typeof item.seq !== 'number' || typeof item.count !== 'number') {
+        return undefined;
+      }
+      if (seq >= item.seq + item.count) return undefined;
+      const encoded = JSON.parse(String(item.outcomes)) as EncodedOutcome[];
+      return {
+        stream,
+        firstSeq: item.seq,
+        topic: String(item.topic),
+        session: String(item.session),
+        idempotencyKey: typeof item.idempotencyKey === 'string' ? item.idempotencyKey : undefined,
+        outcomes: encoded.map(decodeOutcome),
+      };
+    },
+  };
+}

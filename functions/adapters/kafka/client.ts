@@ -1,0 +1,63 @@
+import { Kafka, type KafkaConfig, type logCreator, logLevel, type SASLOptions } from 'kafkajs';
+
+/** How to reach the cluster; built from KAFKA_BROKERS or from MSK's control plane. */
+export interface KafkaConnectionOptions {
+  readonly brokers: readonly string[];
+  readonly tls: boolean;
+  readonly auth:
+    | { readonly mechanism: 'none' }
+    | {
+        readonly mechanism: 'iam';
+        token(): Promise<{ readonly value: string; readonly lifetimeMs: number }>;
+      }
+    | { readonly mechanism: 'scram-sha-512'; readonly username: string; readonly password: string };
+}
+
+export interface KafkaClientOptions {
+  readonly clientId: string;
+  readonly connection: KafkaConnectionOptions;
+  /** Per-request timeout on the wire; sends are also bounded by each request's deadline. */
+  readonly requestTimeoutMs: number;
+  readonly log: (level: 'error' | 'warn' | 'info', message: string, extra: object) => void;
+}
+
+function sasl(auth: KafkaConnectionOptions['auth']): SASLOptions | undefined {
+  switch (auth.mechanism) {
+    case 'none':
+      return undefined;
+    case 'scram-sha-512':
+      return { mechanism: 'scram-sha-512', username: auth.username, password: auth.password };
+    case 'iam':
+      return {
+        mechanism: 'oauthbearer',
+        oauthBearerProvider: async () => ({ value: (await auth.token()).value }),
+      };
+  }
+}
+
+/**
+ * kafkajs logs retried, expected broker answers at ERROR; route its log through ours at WARN and
+ * above, without record contents (it never logs them).
+ */
+function logCreatorFor(log: KafkaClientOptions['log']): logCreator {
+  return () =>
+    ({ level, log: entry }) => {
+      const { message, ...extra } = entry;
+      if (level === logLevel.ERROR) log('warn', `kafkajs: ${message}`, extra);
+      else if (level === logLevel.WARN) log('warn', `kafkajs: ${message}`, extra);
+    };
+}
+
+export function createKafkaClient(options: KafkaClientOptions): Kafka {
+  const config: KafkaConfig = {
+    clientId: options.clientId,
+    brokers: [...options.connection.brokers],
+    ssl: options.connection.tls,
+    connectionTimeout: 3000,
+    requestTimeout: options.requestTimeoutMs,
+    logLevel: logLevel.WARN,
+    logCreator: logCreatorFor(options.log),
+  };
+  const mechanism = sasl(options.connection.auth);
+  return new Kafka(mechanism ? { ...config, sasl: mechanism } : config);
+}

@@ -1,0 +1,102 @@
+import { type Admin, ConfigResourceTypes, type Kafka } from 'kafkajs';
+import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/deadline.js';
+import { DependencyUnavailableError } from '../../core/errors.js';
+import type { TopicCatalog, TopicDescription } from '../../core/publish-ports.js';
+
+export interface TopicCatalogOptions {
+  /** How long a topic's description is trusted. */
+  readonly ttlMs: number;
+  /** At most one metadata refresh per this interval is spent on topics not found. */
+  readonly missRefreshIntervalMs: number;
+  /** Upper bound for records, whatever a topic allows (broker default 1048588). */
+  readonly maxMessageBytes: number;
+}
+
+/**
+ * Which topics exist, with partition counts and max.message.bytes, from the admin client's
+ * all-topics metadata. Asking about a missing topic never names it to the producer, and a flood
+ * of requests for missing topics costs at most one refresh per interval (seed 000).
+ */
+export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
+  let admin: Promise<Admin> | undefined;
+  let known = new Map<string, number>(); // topic → partitions
+  let refreshedAt = 0;
+  let refreshing: Promise<void> | undefined;
+  const limits = new Map<string, number>();
+
+  const connectedAdmin = () => {
+    admin ??= (async () => {
+      const client = kafka.admin();
+      await client.connect();
+      return client;
+    })().catch((error: unknown) => {
+      admin = undefined;
+      throw error;
+    });
+    return admin;
+  };
+
+  const refresh = () => {
+    refreshing ??= (async () => {
+      const { topics } = await (await connectedAdmin()).fetchTopicMetadata();
+      known = new Map(topics.map((t) => [t.name, t.partitions.length]));
+      refreshedAt = Date.now();
+    })().finally(() => {
+      refreshing = undefined;
+    });
+    return refreshing;
+  };
+
+  const maxMessageBytes = async (topic: string) => {
+    const cached = limits.get(topic);
+    if (cached !== undefined) return cached;
+    const { resources } = await (await connectedAdmin()).describeConfigs({
+      includeSynonyms: false,
+      resources: [
+        { type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] },
+      ],
+    });
+    const value = Number(resources[0]?.configEntries[0]?.configValue);
+    const limit =
+      Number.isFinite(value) && value > 0
+        ? Math.min(value, options.maxMessageBytes)
+        : options.maxMessageBytes;
+    limits.set(topic, limit);
+    return limit;
+  };
+
+  async function lookUp(topic: string): Promise<TopicDescription | undefined> {
+    const age = Date.now() - refreshedAt;
+    const stale = age > options.ttlMs;
+    if (stale || (!known.has(topic) && age > options.missRefreshIntervalMs)) await refresh();
+    const partitions = known.get(topic);
+    if (partitions === undefined) return undefined;
+    return { partitions, maxMessageBytes: await maxMessageBytes(topic) };
+  }
+
+  const catalog: TopicCatalog & { topics(): Promise<string[]>; clusterId(): Promise<string> } = {
+    async describe(topic: string, deadline: Deadline) {
+      try {
+        return await beforeDeadline(lookUp(topic), deadline, 'reading topic metadata');
+      } catch (error) {
+        const why =
+          error instanceof DeadlineExceeded ? 'did not answer in time' : `failed: ${String(error)}`;
+        throw new DependencyUnavailableError(
+          `Kafka metadata for ${topic} ${why}; nothing was sent`,
+          {
+            cause: error,
+            retryAfterSeconds: 1,
+          },
+        );
+      }
+    },
+    async topics() {
+      if (Date.now() - refreshedAt > options.ttlMs) await refresh();
+      return [...known.keys()];
+    },
+    async clusterId() {
+      return (await (await connectedAdmin()).describeCluster()).clusterId;
+    },
+  };
+  return catalog;
+}

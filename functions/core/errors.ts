@@ -1,0 +1,112 @@
+// Typed errors shared by every function. `name` is stable (Step Functions Retry/Catch match on
+// it), `status` is the HTTP status, `errorCode` the Confluent-style error_code in bodies.
+
+export interface TallyErrorOptions {
+  readonly cause?: unknown;
+  /** The input field at fault, e.g. `entries[3].value.data`. */
+  readonly field?: string;
+  readonly errorCode?: number;
+  /** Seconds after which a retry may succeed (Retry-After). */
+  readonly retryAfterSeconds?: number;
+}
+
+export abstract class TallyError extends Error {
+  abstract readonly code: string;
+  abstract readonly status: number;
+  abstract readonly retriable: boolean;
+  readonly field: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  readonly #errorCode: number | undefined;
+
+  constructor(message: string, options: TallyErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.field = options.field;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.#errorCode = options.errorCode;
+  }
+
+  get errorCode(): number {
+    return this.#errorCode ?? this.status;
+  }
+
+  /** Client errors carry a message meant for the caller; server errors are described generically. */
+  get exposed(): boolean {
+    return this.status < 500;
+  }
+}
+
+/** Malformed or invalid input (400). The message names the field. */
+export class InvalidInputError extends TallyError {
+  readonly code = 'INVALID_INPUT';
+  readonly status = 400;
+  readonly retriable = false;
+}
+
+/** Well-formed input that cannot be processed as a whole (422): nothing was produced. */
+export class UnprocessableInputError extends TallyError {
+  readonly code = 'UNPROCESSABLE_INPUT';
+  readonly status = 422;
+  readonly retriable = false;
+}
+
+export class PayloadTooLargeError extends TallyError {
+  readonly code = 'PAYLOAD_TOO_LARGE';
+  readonly status = 413;
+  readonly retriable = false;
+}
+
+export class UnsupportedMediaTypeError extends TallyError {
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE';
+  readonly status = 415;
+  readonly retriable = false;
+}
+
+/** Unknown cluster (404), partition (40402) or topic (40403), or route. */
+export class NotFoundError extends TallyError {
+  readonly code = 'NOT_FOUND';
+  readonly status = 404;
+  readonly retriable = false;
+}
+
+/** Internal topics, topics outside the allow-list (403). */
+export class ForbiddenError extends TallyError {
+  readonly code = 'FORBIDDEN';
+  readonly status = 403;
+  readonly retriable = false;
+}
+
+/** The same Idempotency-Key is being processed by another request (409). */
+export class ConflictError extends TallyError {
+  readonly code = 'CONFLICT';
+  readonly status = 409;
+  readonly retriable = true;
+}
+
+/** This container cannot take more work right now (429): nothing was sent. */
+export class OverloadedError extends TallyError {
+  readonly code = 'OVERLOADED';
+  readonly status = 429;
+  readonly retriable = true;
+}
+
+/** A dependency (DynamoDB, Kafka) could not be reached before anything was sent (503). */
+export class DependencyUnavailableError extends TallyError {
+  readonly code = 'DEPENDENCY_UNAVAILABLE';
+  readonly status = 503;
+  readonly retriable = true;
+}
+
+/** A dependency failed after work had started; what is known is in the message (500). */
+export class DependencyFailedError extends TallyError {
+  readonly code = 'DEPENDENCY_FAILED';
+  readonly status = 500;
+  readonly retriable = true;
+}
+
+/** Configuration that cannot work; thrown at cold start so the function fails loudly. */
+export class ConfigurationError extends TallyError {
+  readonly code = 'CONFIGURATION';
+  readonly status = 500;
+  readonly retriable = false;
+}

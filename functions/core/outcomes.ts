@@ -1,0 +1,75 @@
+// What happened to one record. Every record publish accepts ends in exactly one of these, and
+// the ledger keeps it per sequence number (ARCHITECTURE.md, "Record identity").
+
+export type RecordOutcome =
+  /** Written: the broker acknowledged it at this offset. */
+  | { readonly status: 'ACKED'; readonly partition: number; readonly offset: string }
+  /** Refused by the broker: not written. `kafkaError` is Kafka's error name. */
+  | { readonly status: 'FAILED'; readonly kafkaError: string; readonly message: string }
+  /** Never left the client: not written, safe to retry. */
+  | { readonly status: 'NOT_SENT'; readonly message: string }
+  /** Sent, no answer in time: may be written. The audit resolves it. */
+  | { readonly status: 'UNKNOWN'; readonly message: string };
+
+export type OutcomeStatus = RecordOutcome['status'];
+
+/** Kafka errors that mean "too big": the caller must change the record, not retry it. */
+const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
+
+/** HTTP status and Confluent-style error_code for an outcome. */
+export function outcomeStatusCode(outcome: RecordOutcome): number {
+  switch (outcome.status) {
+    case 'ACKED':
+      return 200;
+    case 'FAILED':
+      return TOO_LARGE.has(outcome.kafkaError) ? 413 : 502;
+    case 'NOT_SENT':
+      return 503;
+    case 'UNKNOWN':
+      return 504;
+  }
+}
+
+/** Whether retrying the same request (same Idempotency-Key) can change the outcome. */
+export function isRetriable(outcome: RecordOutcome): boolean {
+  if (outcome.status === 'FAILED') return !TOO_LARGE.has(outcome.kafkaError);
+  return outcome.status !== 'ACKED';
+}
+
+/** Final outcomes are stored as the idempotent response; others let a retry send again. */
+export function isSettled(outcome: RecordOutcome): boolean {
+  return outcome.status === 'ACKED' || outcome.status === 'FAILED';
+}
+
+// Compact form for the ledger: one small tuple per record.
+export type EncodedOutcome =
+  | readonly ['A', number, string]
+  | readonly ['F', string, string]
+  | readonly ['N', string]
+  | readonly ['U', string];
+
+export function encodeOutcome(outcome: RecordOutcome): EncodedOutcome {
+  switch (outcome.status) {
+    case 'ACKED':
+      return ['A', outcome.partition, outcome.offset];
+    case 'FAILED':
+      return ['F', outcome.kafkaError, outcome.message];
+    case 'NOT_SENT':
+      return ['N', outcome.message];
+    case 'UNKNOWN':
+      return ['U', outcome.message];
+  }
+}
+
+export function decodeOutcome(encoded: EncodedOutcome): RecordOutcome {
+  switch (encoded[0]) {
+    case 'A':
+      return { status: 'ACKED', partition: encoded[1], offset: encoded[2] };
+    case 'F':
+      return { status: 'FAILED', kafkaError: encoded[1], message: encoded[2] };
+    case 'N':
+      return { status: 'NOT_SENT', message: encoded[1] };
+    case 'U':
+      return { status: 'UNKNOWN', message: encoded[1] };
+  }
+}

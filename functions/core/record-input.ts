@@ -1,0 +1,143 @@
+import { Buffer } from 'node:buffer';
+import { InvalidInputError } from './errors.js';
+
+// Parses Confluent REST Proxy v3 record objects (no Schema Registry) into the bytes that will be
+// written. Every problem names the field, e.g. `value.data` or `headers[2].name`.
+
+export const DATA_TYPES = ['BINARY', 'JSON', 'STRING'] as const;
+export type DataType = (typeof DATA_TYPES)[number];
+
+/** A key or value as written: `bytes` null is a Kafka null (reported size -1). */
+export interface RecordData {
+  readonly type: DataType;
+  readonly bytes: Buffer | null;
+}
+
+export interface RecordHeader {
+  readonly name: string;
+  readonly value: Buffer | null;
+}
+
+export interface RecordInput {
+  readonly partition: number | undefined;
+  readonly key: RecordData | undefined;
+  readonly value: RecordData | undefined;
+  readonly headers: readonly RecordHeader[];
+  /** Epoch milliseconds, when the client set one. */
+  readonly timestamp: number | undefined;
+}
+
+/** Headers Tally stamps on every record; a client may not set them. */
+export const RESERVED_HEADER_PREFIX = 'tally.';
+
+const RECORD_FIELDS = new Set(['partition_id', 'headers', 'key', 'value', 'timestamp']);
+const DATA_FIELDS = new Set(['type', 'data']);
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/;
+
+function invalid(field: string, message: string): never {
+  throw new InvalidInputError(`${field}: ${message}`, { field });
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function rejectUnknownFields(
+  object: Record<string, unknown>,
+  allowed: ReadonlySet<string>,
+  where: string,
+): void {
+  for (const name of Object.keys(object)) {
+    if (!allowed.has(name)) {
+      invalid(`${where}${name}`, `unknown field (allowed: ${[...allowed].join(', ')})`);
+    }
+  }
+}
+
+/** Standard base64, padding optional. */
+export function decodeBase64(text: string, field: string): Buffer {
+  if (!BASE64.test(text)) invalid(field, 'is not valid base64');
+  return Buffer.from(text, 'base64');
+}
+
+export function parseData(input: unknown, field: string): RecordData {
+  if (!isPlainObject(input)) invalid(field, 'must be an object {type, data}');
+  rejectUnknownFields(input, DATA_FIELDS, `${field}.`);
+  const type = input.type;
+  if (typeof type !== 'string' || !(DATA_TYPES as readonly string[]).includes(type)) {
+    invalid(`${field}.type`, `must be one of ${DATA_TYPES.join(', ')}`);
+  }
+  if (!('data' in input)) invalid(`${field}.data`, 'is required (null for a Kafka null)');
+  const data = input.data;
+  if (data === null) return { type: type as DataType, bytes: null };
+  switch (type as DataType) {
+    case 'BINARY':
+      if (typeof data !== 'string') invalid(`${field}.data`, 'must be a base64 string for BINARY');
+      return { type: 'BINARY', bytes: decodeBase64(data, `${field}.data`) };
+    case 'STRING':
+      if (typeof data !== 'string') invalid(`${field}.data`, 'must be a string for STRING');
+      return { type: 'STRING', bytes: Buffer.from(data, 'utf8') };
+    case 'JSON':
+      return { type: 'JSON', bytes: Buffer.from(JSON.stringify(data), 'utf8') };
+  }
+}
+
+export function parseHeaders(input: unknown, field: string): RecordHeader[] {
+  if (!Array.isArray(input)) invalid(field, 'must be a list of {name, value}');
+  return input.map((header: unknown, i) => {
+    const at = `${field}[${i}]`;
+    if (!isPlainObject(header)) invalid(at, 'must be an object {name, value}');
+    rejectUnknownFields(header, new Set(['name', 'value']), `${at}.`);
+    const { name, value } = header;
+    if (typeof name !== 'string' || name.length === 0) {
+      invalid(`${at}.name`, 'must be a non-empty string');
+    }
+    if (name.startsWith(RESERVED_HEADER_PREFIX)) {
+      invalid(`${at}.name`, `headers starting with "${RESERVED_HEADER_PREFIX}" are set by Tally`);
+    }
+    if (value === null || value === undefined) return { name, value: null };
+    if (typeof value !== 'string') invalid(`${at}.value`, 'must be a base64 string or null');
+    return { name, value: decodeBase64(value, `${at}.value`) };
+  });
+}
+
+export function parsePartition(input: unknown, field: string): number | undefined {
+  if (input === undefined || input === null) return undefined;
+  if (typeof input !== 'number' || !Number.isSafeInteger(input) || input < 0) {
+    invalid(field, 'must be a non-negative integer');
+  }
+  return input;
+}
+
+export function parseTimestamp(input: unknown, field: string): number | undefined {
+  if (input === undefined || input === null) return undefined;
+  if (typeof input !== 'string' || !ISO_8601.test(input)) {
+    invalid(field, 'must be an ISO-8601 date-time with a zone, e.g. 2026-11-29T16:00:00Z');
+  }
+  const epochMs = Date.parse(input);
+  if (Number.isNaN(epochMs) || epochMs < 0) invalid(field, 'is not a valid date-time after 1970');
+  return epochMs;
+}
+
+/** One v3 record object. `where` prefixes field names, e.g. `entries[2].`. */
+export function parseRecord(input: unknown, where = ''): RecordInput {
+  if (!isPlainObject(input)) invalid(where ? where.slice(0, -1) : 'record', 'must be an object');
+  rejectUnknownFields(input, RECORD_FIELDS, where);
+  return {
+    partition: parsePartition(input.partition_id, `${where}partition_id`),
+    key: input.key === undefined ? undefined : parseData(input.key, `${where}key`),
+    value: input.value === undefined ? undefined : parseData(input.value, `${where}value`),
+    headers: input.headers === undefined ? [] : parseHeaders(input.headers, `${where}headers`),
+    timestamp: parseTimestamp(input.timestamp, `${where}timestamp`),
+  };
+}
+
+/** Bytes a record occupies in a Kafka batch, near enough to compare with max.message.bytes. */
+export function estimatedRecordBytes(record: RecordInput): number {
+  let size = 70; // record batch + record overhead
+  size += record.key?.bytes?.length ?? 0;
+  size += record.value?.bytes?.length ?? 0;
+  for (const header of record.headers) size += header.name.length + (header.value?.length ?? 0) + 4;
+  return size;
+}
