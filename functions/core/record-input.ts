@@ -141,3 +141,13 @@ export function estimatedRecordBytes(record: RecordInput): number {
   for (const header of record.headers) size += header.name.length + (header.value?.length ?? 0) + 4;
   return size;
 }
+
+/** A record, or the 400 that says what is wrong with it (reported in its place). */
+export function parseRecordOrError(input: unknown, where = ''): RecordInput | InvalidInputError {
+  try {
+    return parseRecord(input, where);
+  } catch (error) {
+    if (error instanceof InvalidInputError) return error;
+    throw error;
+  }
+}

@@ -12,7 +12,10 @@ export interface DynamoDbOptions {
  * One document client per container. Short timeouts and two attempts: a DynamoDB that does not
  * answer must turn into a clear 503 well inside the request's deadline, not a hang.
  */
-export function createDocumentClient(options: DynamoDbOptions): DynamoDBDocumentClient {
+export function createDynamoDbClients(options: DynamoDbOptions): {
+  readonly client: DynamoDBClient;
+  readonly documents: DynamoDBDocumentClient;
+} {
   const client = new DynamoDBClient({
     region: options.region,
     maxAttempts: 2,
@@ -22,9 +25,10 @@ export function createDocumentClient(options: DynamoDbOptions): DynamoDBDocument
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     }),
   });
-  return DynamoDBDocumentClient.from(client, {
+  const documents = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },
   });
+  return { client, documents };
 }
 
 /** Translates an SDK failure into ours, saying what was being done. */

@@ -1,0 +1,64 @@
+import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Context } from 'aws-lambda';
+
+/** What a request produced, and whether it may be stored as the answer to every retry. */
+export interface IdempotentWork<T> {
+  readonly response: T;
+  /** False while any record is NOT_SENT or UNKNOWN: a retry must be able to send again. */
+  readonly settled: boolean;
+}
+
+class Unsettled<T> extends Error {
+  constructor(readonly response: T) {
+    super('outcome not settled: not stored as the idempotent response');
+  }
+}
+
+/**
+ * Idempotency-Key handling on top of Powertools (DynamoDB persistence): a completed request's
+ * response is returned again without producing, a different body under the same key is refused
+ * (IdempotencyValidationError), a concurrent repeat is refused (IdempotencyAlreadyInProgressError).
+ * Extension: a request whose outcome is not settled is not stored, so its retry runs again — with
+ * the same sequence numbers, which the reservations table keeps.
+ */
+export function createIdempotencyGuard(
+  client: DynamoDBClient,
+  tableName: string,
+  ttlSeconds: number,
+) {
+  const persistenceStore = new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: client });
+
+  return async function once<T>(
+    key: string,
+    fingerprint: string,
+    context: Context | undefined,
+    work: () => Promise<IdempotentWork<T>>,
+  ): Promise<T> {
+    const config = new IdempotencyConfig({
+      eventKeyJmesPath: 'key',
+      payloadValidationJmesPath: 'fingerprint',
+      expiresAfterSeconds: ttlSeconds,
+      throwOnNoIdempotencyKey: true,
+    });
+    if (context?.getRemainingTimeInMillis) config.registerLambdaContext(context);
+    let produced: IdempotentWork<T> | undefined;
+    const run = makeIdempotent(
+      async (_input: { key: string; fingerprint: string }) => {
+        produced = await work();
+        if (!produced.settled) throw new Unsettled(produced.response);
+        return produced.response;
+      },
+      { persistenceStore, config },
+    );
+    try {
+      return (await run({ key, fingerprint })) as T;
+    } catch (error) {
+      // The records' fate is known even when Powertools could not store or clear its record.
+      if (error instanceof Unsettled) return error.response as T;
+      if (produced !== undefined) return produced.response;
+      throw error;
+    }
+  };
+}

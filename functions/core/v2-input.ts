@@ -1,0 +1,109 @@
+import { Buffer } from 'node:buffer';
+import { InvalidInputError, UnsupportedMediaTypeError } from './errors.js';
+import {
+  decodeBase64,
+  isPlainObject,
+  parsePartition,
+  type RecordData,
+  type RecordHeader,
+  type RecordInput,
+  rejectUnknownFields,
+} from './record-input.js';
+
+// REST Proxy v2 / Strimzi HTTP bridge produce: `{records: [{key, value, partition?, headers?}]}`.
+// The embedded format comes from Content-Type: JSON values (json) or base64 strings (binary).
+
+export type V2Format = 'json' | 'binary';
+
+export function v2Format(contentType: string | undefined): V2Format {
+  const type = (contentType ?? 'application/json').split(';')[0]?.trim().toLowerCase();
+  if (type === 'application/vnd.kafka.binary.v2+json') return 'binary';
+  if (type === 'application/vnd.kafka.json.v2+json' || type === 'application/json') return 'json';
+  throw new UnsupportedMediaTypeError(
+    `Content-Type: ${type} is not supported; use application/vnd.kafka.json.v2+json or application/vnd.kafka.binary.v2+json`,
+    { field: 'Content-Type' },
+  );
+}
+
+function data(input: unknown, format: V2Format, field: string): RecordData | undefined {
+  if (input === undefined) return undefined;
+  if (input === null) return { type: format === 'binary' ? 'BINARY' : 'JSON', bytes: null };
+  if (format === 'json') return { type: 'JSON', bytes: Buffer.from(JSON.stringify(input), 'utf8') };
+  if (typeof input !== 'string')
+    throw new InvalidInputError(`${field}: must be a base64 string`, { field });
+  return { type: 'BINARY', bytes: decodeBase64(input, field) };
+}
+
+function headers(input: unknown, field: string): RecordHeader[] {
+  if (input === undefined) return [];
+  if (!Array.isArray(input))
+    throw new InvalidInputError(`${field}: must be a list of {key, value}`, { field });
+  return input.map((header: unknown, i) => {
+    const at = `${field}[${i}]`;
+    if (!isPlainObject(header) || typeof header.key !== 'string' || header.key.length === 0) {
+      throw new InvalidInputError(`${at}: must be {key: non-empty string, value: base64}`, {
+        field: at,
+      });
+    }
+    rejectUnknownFields(header, new Set(['key', 'value']), `${at}.`);
+    if (header.key.startsWith('tally.')) {
+      throw new InvalidInputError(`${at}.key: headers starting with "tally." are set by Tally`, {
+        field: `${at}.key`,
+      });
+    }
+    const value = header.value;
+    if (value !== null && value !== undefined && typeof value !== 'string') {
+      throw new InvalidInputError(`${at}.value: must be a base64 string or null`, {
+        field: `${at}.value`,
+      });
+    }
+    return {
+      name: header.key,
+      value: typeof value === 'string' ? decodeBase64(value, `${at}.value`) : null,
+    };
+  });
+}
+
+export function parseV2Record(
+  input: unknown,
+  format: V2Format,
+  i: number,
+): RecordInput | InvalidInputError {
+  const where = `records[${i}]`;
+  try {
+    if (!isPlainObject(input))
+      throw new InvalidInputError(`${where}: must be an object`, { field: where });
+    rejectUnknownFields(input, new Set(['key', 'value', 'partition', 'headers']), `${where}.`);
+    return {
+      partition: parsePartition(input.partition, `${where}.partition`),
+      key: data(input.key, format, `${where}.key`),
+      value: data(input.value, format, `${where}.value`),
+      headers: headers(input.headers, `${where}.headers`),
+      timestamp: undefined,
+    };
+  } catch (error) {
+    if (error instanceof InvalidInputError) return error;
+    throw error;
+  }
+}
+
+export function parseV2Body(body: unknown, format: V2Format, maxRecords: number) {
+  if (!isPlainObject(body))
+    throw new InvalidInputError('body: must be an object {records: [...]}', { field: 'body' });
+  rejectUnknownFields(
+    body,
+    new Set(['records', 'key_schema', 'key_schema_id', 'value_schema', 'value_schema_id']),
+    '',
+  );
+  const { records } = body;
+  if (!Array.isArray(records) || records.length === 0) {
+    throw new InvalidInputError('records: must be a non-empty list', { field: 'records' });
+  }
+  if (records.length > maxRecords) {
+    throw new InvalidInputError(
+      `records: ${records.length} records; at most ${maxRecords} per request`,
+      { field: 'records' },
+    );
+  }
+  return records.map((record: unknown, i) => parseV2Record(record, format, i));
+}

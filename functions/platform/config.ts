@@ -1,0 +1,137 @@
+import { ConfigurationError } from '../core/errors.js';
+
+// Configuration is read here and nowhere else: parsed once per container, validated, and a
+// problem fails the cold start with a message naming the variable.
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function required(env: Env, name: string): string {
+  const value = env[name]?.trim();
+  if (!value) throw new ConfigurationError(`${name} is required`, { field: name });
+  return value;
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const text = optional(env, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigurationError(
+      `${name} must be an integer from ${min} to ${max}, got "${text}"`,
+      {
+        field: name,
+      },
+    );
+  }
+  return value;
+}
+
+function list(env: Env, name: string): string[] {
+  return (optional(env, name) ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}
+
+export type KafkaSource =
+  | { readonly kind: 'brokers'; readonly brokers: readonly string[] }
+  | {
+      readonly kind: 'msk';
+      readonly clusterArn: string;
+      readonly auth: 'iam' | 'scram' | 'tls' | 'plaintext';
+      readonly scram: { readonly username: string; readonly password: string } | undefined;
+    };
+
+export interface PublishConfig {
+  readonly region: string;
+  readonly kafka: KafkaSource;
+  readonly dynamodbEndpoint: string | undefined;
+  readonly tables: {
+    readonly streams: string;
+    readonly ledger: string;
+    readonly reservations: string;
+    readonly idempotency: string;
+  };
+  /** Topic patterns (`*`, `?`) this API may write to; empty = any non-internal topic. */
+  readonly topicAllowList: readonly string[];
+  readonly maxBatchEntries: number;
+  readonly maxRequestBytes: number;
+  readonly maxMessageBytes: number;
+  readonly gatewayTimeoutMs: number;
+  readonly deadlineMarginMs: number;
+  readonly maxConcurrentRequests: number;
+  readonly kafkaRequestTimeoutMs: number;
+  readonly kafkaRetries: number;
+  readonly idempotencyTtlSeconds: number;
+}
+
+function kafkaSource(env: Env): KafkaSource {
+  const brokers = list(env, 'KAFKA_BROKERS');
+  const clusterArn = optional(env, 'MSK_CLUSTER_ARN');
+  if (brokers.length > 0 && clusterArn) {
+    throw new ConfigurationError('set KAFKA_BROKERS or MSK_CLUSTER_ARN, not both', {
+      field: 'KAFKA_BROKERS',
+    });
+  }
+  if (clusterArn) {
+    const auth = optional(env, 'KAFKA_AUTH') ?? 'iam';
+    if (auth !== 'iam' && auth !== 'scram' && auth !== 'tls' && auth !== 'plaintext') {
+      throw new ConfigurationError(
+        `KAFKA_AUTH must be iam, scram, tls or plaintext, got "${auth}"`,
+        {
+          field: 'KAFKA_AUTH',
+        },
+      );
+    }
+    const scram =
+      auth === 'scram'
+        ? {
+            username: required(env, 'KAFKA_SASL_USERNAME'),
+            password: required(env, 'KAFKA_SASL_PASSWORD'),
+          }
+        : undefined;
+    return { kind: 'msk', clusterArn, auth, scram };
+  }
+  if (brokers.length === 0) {
+    throw new ConfigurationError('KAFKA_BROKERS (host:port,…) or MSK_CLUSTER_ARN is required', {
+      field: 'KAFKA_BROKERS',
+    });
+  }
+  for (const broker of brokers) {
+    if (!/^[^\s:]+:\d{1,5}$/.test(broker)) {
+      throw new ConfigurationError(`KAFKA_BROKERS: "${broker}" is not host:port`, {
+        field: 'KAFKA_BROKERS',
+      });
+    }
+  }
+  return { kind: 'brokers', brokers };
+}
+
+export function loadPublishConfig(env: Env = process.env): PublishConfig {
+  return {
+    region: optional(env, 'AWS_REGION') ?? 'us-east-1',
+    kafka: kafkaSource(env),
+    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    tables: {
+      streams: required(env, 'TALLY_STREAMS_TABLE'),
+      ledger: required(env, 'TALLY_LEDGER_TABLE'),
+      reservations: required(env, 'TALLY_RESERVATIONS_TABLE'),
+      idempotency: required(env, 'TALLY_IDEMPOTENCY_TABLE'),
+    },
+    topicAllowList: list(env, 'TALLY_TOPIC_ALLOW_LIST'),
+    maxBatchEntries: integer(env, 'TALLY_MAX_BATCH_ENTRIES', 1000, 1, 10_000),
+    maxRequestBytes: integer(env, 'TALLY_MAX_REQUEST_BYTES', 6_000_000, 1024, 6_291_456),
+    maxMessageBytes: integer(env, 'TALLY_MAX_MESSAGE_BYTES', 1_048_588, 1024, 100_000_000),
+    gatewayTimeoutMs: integer(env, 'TALLY_GATEWAY_TIMEOUT_MS', 29_000, 100, 900_000),
+    deadlineMarginMs: integer(env, 'TALLY_DEADLINE_MARGIN_MS', 1000, 0, 60_000),
+    maxConcurrentRequests: integer(env, 'TALLY_MAX_CONCURRENT_REQUESTS', 64, 1, 10_000),
+    kafkaRequestTimeoutMs: integer(env, 'TALLY_KAFKA_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
+    kafkaRetries: integer(env, 'TALLY_KAFKA_RETRIES', 5, 1, 100),
+    idempotencyTtlSeconds: integer(env, 'TALLY_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 31_536_000),
+  };
+}

@@ -1,0 +1,108 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2,
+  Context,
+} from 'aws-lambda';
+import { TallyError } from '../core/errors.js';
+import { log } from './log.js';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResponse = APIGatewayProxyStructuredResultV2;
+export type HttpRoute = (event: HttpEvent, context: Context) => Promise<HttpResponse>;
+
+export function json(
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): HttpResponse {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** Powertools idempotency errors, matched by their stable names. */
+const IDEMPOTENCY_ERRORS: Record<string, [number, string]> = {
+  IdempotencyAlreadyInProgressError: [
+    409,
+    'Idempotency-Key: a request with this key is still in progress; retry later',
+  ],
+  IdempotencyValidationError: [
+    422,
+    'Idempotency-Key: this key was already used for a different request',
+  ],
+};
+
+/** Our errors and Powertools' to a JSON error body; anything else is a 500 without details. */
+export function errorResponse(error: unknown, requestId: string | undefined): HttpResponse {
+  if (error instanceof TallyError) {
+    const headers: Record<string, string> =
+      error.retryAfterSeconds === undefined
+        ? {}
+        : { 'retry-after': String(error.retryAfterSeconds) };
+    return json(
+      error.status,
+      {
+        error_code: error.errorCode,
+        message: error.exposed ? error.message : `${error.message}`,
+        retriable: error.retriable,
+        ...(error.field && { field: error.field }),
+      },
+      headers,
+    );
+  }
+  const known = error instanceof Error ? IDEMPOTENCY_ERRORS[error.name] : undefined;
+  if (known) {
+    return json(known[0], { error_code: known[0], message: known[1], retriable: known[0] === 409 });
+  }
+  return json(500, {
+    error_code: 500,
+    message: `internal error; quote request id ${requestId ?? 'unknown'}`,
+    retriable: true,
+  });
+}
+
+function errorsToHttp(): MiddlewareObj<HttpEvent, HttpResponse> {
+  return {
+    onError: async (request) => {
+      const { error } = request;
+      const status = error instanceof TallyError ? error.status : 500;
+      log(status >= 500 ? 'error' : 'info', 'request failed', {
+        route: request.event.routeKey,
+        requestId: request.context.awsRequestId,
+        status,
+        error:
+          error instanceof Error ? { name: error.name, message: error.message } : String(error),
+      });
+      request.response = errorResponse(error, request.context.awsRequestId);
+    },
+  };
+}
+
+/** The one middy stack every HTTP function uses. */
+export function httpHandler(route: HttpRoute) {
+  return middy<HttpEvent, HttpResponse>().use(errorsToHttp()).handler(route);
+}
+
+/** A request header, case-insensitively (API Gateway v2 lower-cases them already). */
+export function header(event: HttpEvent, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === wanted) return value;
+  }
+  return undefined;
+}
+
+export function pathParameter(event: HttpEvent, name: string): string {
+  const value = event.pathParameters?.[name];
+  if (value === undefined) throw new Error(`route has no {${name}} parameter`);
+  return decodeURIComponent(value);
+}
+
+/** The raw body bytes, whatever API Gateway did to them. */
+export function bodyBytes(event: HttpEvent): Buffer {
+  if (event.body === undefined || event.body === null) return Buffer.alloc(0);
+  return Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+}

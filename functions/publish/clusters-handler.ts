@@ -1,0 +1,30 @@
+// GET /v3/clusters and GET /v3/clusters/{cluster_id} — the one cluster this API publishes to.
+import { httpHandler, json } from '../platform/http.js';
+import { checkCluster } from './request.js';
+import { publishRuntime } from './runtime.js';
+
+function cluster(base: string, clusterId: string) {
+  const self = `${base}/v3/clusters/${clusterId}`;
+  return {
+    kind: 'KafkaCluster',
+    metadata: { self, resource_name: `crn:///kafka=${clusterId}` },
+    cluster_id: clusterId,
+    topics: { related: `${self}/topics` },
+  };
+}
+
+export const handler = httpHandler(async (event) => {
+  const rt = await publishRuntime();
+  const clusterId = await rt.catalog.clusterId();
+  const base = `https://${event.requestContext?.domainName ?? 'localhost'}`;
+  const requested = event.pathParameters?.cluster_id;
+  if (requested === undefined) {
+    return json(200, {
+      kind: 'KafkaClusterList',
+      metadata: { self: `${base}/v3/clusters`, next: null },
+      data: [cluster(base, clusterId)],
+    });
+  }
+  await checkCluster(rt, decodeURIComponent(requested));
+  return json(200, cluster(base, clusterId));
+});

@@ -1,0 +1,64 @@
+// GET /v3/clusters/{cluster_id}/records/lookup?stream=S&seq=N | ?idempotency_key=K — what the
+// ledger knows about a record: where it landed, or what happened to it (seed 003's question).
+import { InvalidInputError, NotFoundError } from '../core/errors.js';
+import type { LedgerBlock } from '../core/publish-ports.js';
+import { httpHandler, json, pathParameter } from '../platform/http.js';
+import { checkCluster } from './request.js';
+import { publishRuntime } from './runtime.js';
+
+function describe(block: LedgerBlock, from: number, to: number) {
+  const records = [];
+  for (let seq = from; seq <= to; seq++) {
+    const outcome = block.outcomes[seq - block.firstSeq];
+    if (outcome === undefined) continue;
+    records.push({
+      stream: block.stream,
+      seq,
+      topic_name: block.topic,
+      outcome: outcome.status,
+      ...(outcome.status === 'ACKED'
+        ? { partition_id: outcome.partition, offset: Number(outcome.offset) }
+        : { message: outcome.message }),
+      session: block.session,
+      ...(block.idempotencyKey !== undefined && { idempotency_key: block.idempotencyKey }),
+    });
+  }
+  return records;
+}
+
+export const handler = httpHandler(async (event) => {
+  const rt = await publishRuntime();
+  await checkCluster(rt, pathParameter(event, 'cluster_id'));
+  const query = event.queryStringParameters ?? {};
+  if (query.idempotency_key !== undefined) {
+    const reservation = await rt.reservations.get(query.idempotency_key);
+    const block = reservation && (await rt.ledger.find(reservation.stream, reservation.firstSeq));
+    if (!reservation || !block) {
+      throw new NotFoundError(
+        `idempotency_key: no record was published with key ${query.idempotency_key}`,
+        {
+          field: 'idempotency_key',
+        },
+      );
+    }
+    const last = reservation.firstSeq + reservation.count - 1;
+    return json(200, {
+      kind: 'TallyRecordLookup',
+      records: describe(block, reservation.firstSeq, last),
+    });
+  }
+  const { stream, seq: seqText } = query;
+  const seq = Number(seqText);
+  if (stream === undefined || stream === '') {
+    throw new InvalidInputError('stream: required with seq (or give idempotency_key)', {
+      field: 'stream',
+    });
+  }
+  if (!Number.isSafeInteger(seq) || seq < 1) {
+    throw new InvalidInputError('seq: required, a positive integer', { field: 'seq' });
+  }
+  const block = await rt.ledger.find(stream, seq);
+  if (!block)
+    throw new NotFoundError(`seq: stream ${stream} has no record ${seq}`, { field: 'seq' });
+  return json(200, { kind: 'TallyRecordLookup', records: describe(block, seq, seq) });
+});

@@ -1,0 +1,115 @@
+import type { Context } from 'aws-lambda';
+import { Deadline } from '../core/deadline.js';
+import {
+  InvalidInputError,
+  NotFoundError,
+  OverloadedError,
+  PayloadTooLargeError,
+} from '../core/errors.js';
+import { isSettled } from '../core/outcomes.js';
+import { fingerprint, type PublishRequest, type PublishResult } from '../core/publish.js';
+import { bodyBytes, type HttpEvent, type HttpResponse, header } from '../platform/http.js';
+import { log } from '../platform/log.js';
+import type { PublishRuntime } from './runtime.js';
+
+// What every publish route shares: headers, body limits, cluster check, and the guarded run.
+
+const STREAM = /^[A-Za-z0-9._:-]{1,249}$/;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function requestOptions(
+  event: HttpEvent,
+  context: Context | undefined,
+  rt: PublishRuntime,
+  topic: string,
+) {
+  const stream = header(event, 'tally-stream') ?? topic;
+  if (!STREAM.test(stream)) {
+    throw new InvalidInputError('Tally-Stream: 1-249 of A-Z a-z 0-9 . _ : -', {
+      field: 'Tally-Stream',
+    });
+  }
+  const idempotencyKey = header(event, 'idempotency-key');
+  if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    throw new InvalidInputError('Idempotency-Key: 1-255 visible ASCII characters', {
+      field: 'Idempotency-Key',
+    });
+  }
+  const timeout = header(event, 'tally-timeout-ms');
+  const clientTimeoutMs = timeout === undefined ? undefined : Number(timeout);
+  if (
+    clientTimeoutMs !== undefined &&
+    !(Number.isSafeInteger(clientTimeoutMs) && clientTimeoutMs > 0)
+  ) {
+    throw new InvalidInputError('Tally-Timeout-Ms: a positive integer (milliseconds)', {
+      field: 'Tally-Timeout-Ms',
+    });
+  }
+  const now = Date.now();
+  const deadline = Deadline.compute({
+    now,
+    gatewayTimeoutMs: rt.config.gatewayTimeoutMs,
+    lambdaRemainingMs: context?.getRemainingTimeInMillis?.(),
+    marginMs: rt.config.deadlineMarginMs,
+    clientTimeoutMs,
+  });
+  return { topic, stream, idempotencyKey, deadline, now };
+}
+
+export function bodyText(event: HttpEvent, rt: PublishRuntime): string {
+  const bytes = bodyBytes(event);
+  if (bytes.length > rt.config.maxRequestBytes) {
+    throw new PayloadTooLargeError(
+      `body: ${bytes.length} bytes; at most ${rt.config.maxRequestBytes} are accepted per request`,
+      { field: 'body' },
+    );
+  }
+  return bytes.toString('utf8');
+}
+
+export async function checkCluster(rt: PublishRuntime, clusterId: string): Promise<void> {
+  const actual = await rt.catalog.clusterId();
+  if (clusterId !== actual) {
+    throw new NotFoundError(
+      `cluster_id: cluster ${clusterId} not found (this API serves ${actual})`,
+      {
+        field: 'cluster_id',
+      },
+    );
+  }
+}
+
+let inFlight = 0;
+
+/**
+ * Publishes under the container's concurrency limit (429 instead of queueing) and, with an
+ * Idempotency-Key, under the idempotency guard.
+ */
+export async function runPublish(
+  rt: PublishRuntime,
+  request: PublishRequest,
+  context: Context | undefined,
+  respond: (result: PublishResult) => HttpResponse,
+): Promise<HttpResponse> {
+  if (inFlight >= rt.config.maxConcurrentRequests) {
+    throw new OverloadedError(
+      `this instance is handling ${inFlight} requests; nothing was sent, retry shortly`,
+      {
+        retryAfterSeconds: 1,
+      },
+    );
+  }
+  inFlight++;
+  try {
+    const work = async () => {
+      const result = await rt.publisher.publish(request);
+      for (const warning of result.warnings) log('warn', warning, { stream: result.stream });
+      const settled = result.results.every((r) => r.kind === 'rejected' || isSettled(r.outcome));
+      return { response: respond(result), settled };
+    };
+    if (request.idempotencyKey === undefined) return (await work()).response;
+    return await rt.idempotent(request.idempotencyKey, fingerprint(request), context, work);
+  } finally {
+    inFlight--;
+  }
+}

@@ -1,0 +1,108 @@
+import { KafkaClient } from '@aws-sdk/client-kafka';
+import { createDynamoDbClients } from '../adapters/dynamodb/client.js';
+import { createIdempotencyGuard } from '../adapters/dynamodb/idempotency.js';
+import { createLedger } from '../adapters/dynamodb/ledger.js';
+import { createReservations } from '../adapters/dynamodb/reservations.js';
+import { createSequenceAllocator } from '../adapters/dynamodb/sequence-allocator.js';
+import { createKafkaClient, type KafkaConnectionOptions } from '../adapters/kafka/client.js';
+import { createRecordSender } from '../adapters/kafka/record-sender.js';
+import { createTopicCatalog } from '../adapters/kafka/topic-catalog.js';
+import { createMskBootstrap } from '../adapters/msk/bootstrap.js';
+import { Deadline } from '../core/deadline.js';
+import { createPublisher } from '../core/publish.js';
+import { topicAllowList } from '../core/topic-names.js';
+import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
+import { log } from '../platform/log.js';
+
+// The composition root of the publish functions: everything expensive is built once per
+// container, on first use, and reused by every warm invocation.
+
+async function connection(config: PublishConfig): Promise<KafkaConnectionOptions> {
+  if (config.kafka.kind === 'brokers') {
+    return { brokers: config.kafka.brokers, tls: false, auth: { mechanism: 'none' } };
+  }
+  const bootstrap = createMskBootstrap({
+    client: new KafkaClient({ region: config.region }),
+    clusterArn: config.kafka.clusterArn,
+    auth: config.kafka.auth,
+    region: config.region,
+    ...(config.kafka.scram && { scram: config.kafka.scram }),
+  });
+  return bootstrap.resolve();
+}
+
+async function build(config: PublishConfig) {
+  const { client, documents } = createDynamoDbClients({
+    endpoint: config.dynamodbEndpoint,
+    region: config.region,
+  });
+  const kafka = createKafkaClient({
+    clientId: `tally-publish-${process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'local'}`,
+    connection: await connection(config),
+    requestTimeoutMs: config.kafkaRequestTimeoutMs,
+    log,
+  });
+  const allowTopic = topicAllowList(config.topicAllowList);
+  const catalog = createTopicCatalog(kafka, {
+    ttlMs: 60_000,
+    missRefreshIntervalMs: 1000,
+    maxMessageBytes: config.maxMessageBytes,
+  });
+  const sender = createRecordSender(kafka, {
+    retries: config.kafkaRetries,
+    requestTimeoutMs: config.kafkaRequestTimeoutMs,
+    log,
+  });
+  const ledger = createLedger(documents, config.tables.ledger);
+  const reservations = createReservations(
+    documents,
+    config.tables.reservations,
+    config.idempotencyTtlSeconds,
+  );
+  const publisher = createPublisher({
+    catalog,
+    sender,
+    ledger,
+    reservations,
+    allocator: createSequenceAllocator(documents, config.tables.streams),
+    allowTopic,
+  });
+  const idempotent = createIdempotencyGuard(
+    client,
+    config.tables.idempotency,
+    config.idempotencyTtlSeconds,
+  );
+  // Metadata of the allowed topics is loaded now, not on a request's send path (seed 001).
+  if (config.topicAllowList.length > 0) {
+    catalog
+      .topics()
+      .then((topics) =>
+        sender.warm(topics.filter(allowTopic).slice(0, 100), new Deadline(Date.now() + 5000)),
+      )
+      .catch((error: unknown) =>
+        log('warn', 'could not warm topic metadata', { error: String(error) }),
+      );
+  }
+  return { config, catalog, sender, ledger, reservations, publisher, idempotent };
+}
+
+export type PublishRuntime = Awaited<ReturnType<typeof build>>;
+
+let runtime: Promise<PublishRuntime> | undefined;
+
+// Configuration errors fail the cold start loudly, naming the variable.
+const config = loadPublishConfig();
+
+/** The container's runtime; a failed build is retried by the next invocation. */
+export function publishRuntime(): Promise<PublishRuntime> {
+  runtime ??= build(config).catch((error: unknown) => {
+    runtime = undefined;
+    throw error;
+  });
+  return runtime;
+}
+
+// Connections and metadata are set up during Lambda's init phase, before the first request.
+publishRuntime().catch((error: unknown) =>
+  log('warn', 'publish runtime not ready at init', { error: String(error) }),
+);
