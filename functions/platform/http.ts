@@ -106,3 +106,12 @@ export function bodyBytes(event: HttpEvent): Buffer {
   if (event.body === undefined || event.body === null) return Buffer.alloc(0);
   return Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
 }
+
+/** Where this API is reached, for `self` links: API Gateway's domain, or the Host header locally. */
+export function baseUrl(event: HttpEvent): string {
+  const domain = event.requestContext?.domainName;
+  const host = domain && !domain.startsWith('offlineContext') ? domain : header(event, 'host');
+  if (host === undefined) return '';
+  const local = /^(127\.|localhost|\[::1\])/.test(host);
+  return `${header(event, 'x-forwarded-proto') ?? (local ? 'http' : 'https')}://${host}`;
+}

@@ -1,5 +1,5 @@
 // GET /v3/clusters and GET /v3/clusters/{cluster_id} — the one cluster this API publishes to.
-import { httpHandler, json } from '../platform/http.js';
+import { baseUrl, httpHandler, json } from '../platform/http.js';
 import { checkCluster } from './request.js';
 import { publishRuntime } from './runtime.js';
 
@@ -16,7 +16,7 @@ function cluster(base: string, clusterId: string) {
 export const handler = httpHandler(async (event) => {
   const rt = await publishRuntime();
   const clusterId = await rt.catalog.clusterId();
-  const base = `https://${event.requestContext?.domainName ?? 'localhost'}`;
+  const base = baseUrl(event);
   const requested = event.pathParameters?.cluster_id;
   if (requested === undefined) {
     return json(200, {

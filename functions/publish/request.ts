@@ -7,7 +7,12 @@ import {
   PayloadTooLargeError,
 } from '../core/errors.js';
 import { isSettled } from '../core/outcomes.js';
-import { fingerprint, type PublishRequest, type PublishResult } from '../core/publish.js';
+import {
+  checkTopic,
+  fingerprint,
+  type PublishRequest,
+  type PublishResult,
+} from '../core/publish.js';
 import { bodyBytes, type HttpEvent, type HttpResponse, header } from '../platform/http.js';
 import { log } from '../platform/log.js';
 import type { PublishRuntime } from './runtime.js';

@@ -83,7 +83,7 @@ async function build(config: PublishConfig) {
         log('warn', 'could not warm topic metadata', { error: String(error) }),
       );
   }
-  return { config, catalog, sender, ledger, reservations, publisher, idempotent };
+  return { config, allowTopic, catalog, sender, ledger, reservations, publisher, idempotent };
 }
 
 export type PublishRuntime = Awaited<ReturnType<typeof build>>;

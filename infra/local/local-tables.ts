@@ -53,7 +53,7 @@ export async function createLocalTables(
 ): Promise<Record<string, string>> {
   const names: Record<string, string> = {};
   for (const table of loadTableDefinitions()) {
-    const tableName = localTableName(prefix, table.logicalId);
+    const tableName = localTableName(prefix, table);
     try {
       await client.send(new CreateTableCommand(createTableInput(table, tableName)));
     } catch (error) {

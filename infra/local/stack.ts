@@ -3,9 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DynamoDbServer, startDynamoDbServer } from './dynamodb-server.js';
 import { type KafkaBroker, startKafkaBroker, tail } from './kafka-broker.js';
+import { startLocalApi } from './local-api.js';
 import { createLocalTables, localDynamoDbClient } from './local-tables.js';
 import type { ManagedProcess } from './managed-process.js';
 import { waitForDynamoDb, waitForKafka } from './readiness.js';
+
+/** serverless.yml's table prefix for stage "local": `${self:service}-${sls:stage}-`. */
+export const LOCAL_TABLE_PREFIX = 'kafka-tally-local-';
 
 export interface LocalStackOptions {
   /** Where KAFKA_BROKERS and DYNAMODB_ENDPOINT are read from. */
@@ -15,6 +19,8 @@ export interface LocalStackOptions {
   /** Progress lines (timings, what was reused); never the ready line. */
   readonly log?: (line: string) => void;
   readonly startTimeoutMs?: number;
+  /** Also serve serverless.yml's HTTP API (serverless-offline) on a free port. */
+  readonly api?: boolean;
 }
 
 export interface LocalStack {
@@ -22,6 +28,8 @@ export interface LocalStack {
   readonly kafkaBrokers: string;
   readonly kafkaClusterId: string;
   readonly dynamodbEndpoint: string;
+  /** `http://127.0.0.1:<port>` when the API was asked for. */
+  readonly apiUrl: string | undefined;
   /** Logical id from infra/resources/tables.yml → table name. */
   readonly tables: Readonly<Record<string, string>>;
   /** The processes this stack started (none for services given by the environment). */
@@ -29,7 +37,7 @@ export interface LocalStack {
   readonly timings: Readonly<Record<string, number>>;
   /** Rejects when a process of the stack exits while the stack is meant to be running. */
   readonly unexpectedExit: Promise<never>;
-  readyLine(extra?: string): string;
+  readyLine(): string;
   stop(): Promise<void>;
 }
 
@@ -116,9 +124,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodb(),
     ]);
     const client = localDynamoDbClient(dynamodbEndpoint);
-    const tables = await createLocalTables(client, options.tablePrefix ?? 'tally-local-').finally(
-      () => client.destroy(),
-    );
+    const tables = await createLocalTables(
+      client,
+      options.tablePrefix ?? LOCAL_TABLE_PREFIX,
+    ).finally(() => client.destroy());
+    let apiUrl: string | undefined;
+    if (options.api) {
+      const api = await startLocalApi({
+        kafkaBrokers,
+        dynamodbEndpoint,
+        workDir,
+        timeoutMs: 120_000,
+      });
+      processes.push(api.process);
+      apiUrl = api.url;
+      timings.apiReadyMs = Date.now() - started;
+      log(`API (serverless-offline) answered in ${timings.apiReadyMs} ms`);
+    }
     const unexpectedExit = Promise.race(
       processes.map((managed) => exitedEarly(managed, () => stopping)),
     );
@@ -127,12 +149,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       kafkaBrokers,
       kafkaClusterId,
       dynamodbEndpoint,
+      apiUrl,
       tables,
       processes,
       timings,
       unexpectedExit,
-      readyLine: (extra) =>
-        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${extra ? ` ${extra}` : ''}`,
+      readyLine: () =>
+        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${apiUrl ? ` api=${apiUrl}` : ''}`,
       stop,
     };
   } catch (error) {

@@ -5,7 +5,7 @@ const log = (line: string) => process.stderr.write(`[tally] ${line}\n`);
 
 let stack: Awaited<ReturnType<typeof startLocalStack>>;
 try {
-  stack = await startLocalStack({ log });
+  stack = await startLocalStack({ log, api: true });
 } catch (error) {
   log(`could not start the local stack: ${error instanceof Error ? error.message : error}`);
   process.exit(1);

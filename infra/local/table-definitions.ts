@@ -7,10 +7,14 @@ import type {
 import { parse } from 'yaml';
 
 const TABLES_FILE = new URL('../resources/tables.yml', import.meta.url);
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a Serverless variable, not a template
+const PREFIX_VARIABLE = '${self:custom.tablePrefix}';
 
 /** A table as CloudFormation declares it in infra/resources/tables.yml. */
 export interface TableDefinition {
   readonly logicalId: string;
+  /** TableName without serverless.yml's `${self:custom.tablePrefix}`. */
+  readonly nameSuffix: string;
   readonly attributeDefinitions: AttributeDefinition[];
   readonly keySchema: KeySchemaElement[];
   readonly timeToLiveAttribute: string | undefined;
@@ -65,6 +69,10 @@ function parseTable(logicalId: string, resource: unknown): TableDefinition {
       KeyType: text(key.KeyType, `${at}.KeyType`, ['HASH', 'RANGE']) as 'HASH' | 'RANGE',
     };
   });
+  const tableName = text(properties.TableName, `${where}.Properties.TableName`);
+  if (!tableName.startsWith(PREFIX_VARIABLE) || tableName.length === PREFIX_VARIABLE.length) {
+    fail(`${where}.Properties.TableName`, `must be ${PREFIX_VARIABLE}<name>, got ${tableName}`);
+  }
   const ttl = properties.TimeToLiveSpecification;
   const timeToLiveAttribute =
     ttl === undefined
@@ -73,7 +81,13 @@ function parseTable(logicalId: string, resource: unknown): TableDefinition {
           record(ttl, `${where}.Properties.TimeToLiveSpecification`).AttributeName,
           `${where}.Properties.TimeToLiveSpecification.AttributeName`,
         );
-  return { logicalId, attributeDefinitions, keySchema, timeToLiveAttribute };
+  return {
+    logicalId,
+    nameSuffix: tableName.slice(PREFIX_VARIABLE.length),
+    attributeDefinitions,
+    keySchema,
+    timeToLiveAttribute,
+  };
 }
 
 /** Reads every AWS::DynamoDB::Table from infra/resources/tables.yml. */
@@ -84,10 +98,12 @@ export function loadTableDefinitions(source: string = readFileSync(TABLES_FILE, 
     .map(([logicalId, resource]) => parseTable(logicalId, resource));
 }
 
-/** `LedgerTable` with prefix `tally-local-` → `tally-local-ledger`. */
-export function localTableName(prefix: string, logicalId: string): string {
-  const base = logicalId.replace(/Table$/, '');
-  return prefix + base.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+/**
+ * The name serverless.yml gives a table, for a prefix: `kafka-tally-local-` + `ledger`, as
+ * `${self:custom.tablePrefix}ledger` is for stage "local".
+ */
+export function localTableName(prefix: string, table: TableDefinition): string {
+  return prefix + table.nameSuffix;
 }
 
 export function createTableInput(

@@ -5,7 +5,8 @@ import { waitForDynamoDb, waitForKafka } from '../../infra/local/readiness.js';
 import { descendants, isAlive, spawnTs, waitFor, watchLines } from '../helpers/processes.js';
 
 // Each case starts a stack of its own (a real broker and DynamoDB API) and ends it another way.
-const READY = /^tally ready: kafka=127\.0\.0\.1:\d+ dynamodb=http:\/\/127\.0\.0\.1:\d+$/;
+const READY =
+  /^tally ready: kafka=127\.0\.0\.1:\d+ dynamodb=http:\/\/127\.0\.0\.1:\d+ api=http:\/\/127\.0\.0\.1:\d+$/;
 const START = 'infra/local/start.ts';
 
 function ownServicesEnv(): NodeJS.ProcessEnv {

@@ -25,6 +25,7 @@ Resources:
   ThingsTable:
     Type: AWS::DynamoDB::Table
     Properties:
+      TableName: \${self:custom.tablePrefix}things
       AttributeDefinitions: [{ AttributeName: id, AttributeType: S }]
       KeySchema: [{ AttributeName: id, KeyType: HASH }]
 `;
@@ -37,6 +38,7 @@ Resources:
   ThingsTable:
     Type: AWS::DynamoDB::Table
     Properties:
+      TableName: \${self:custom.tablePrefix}things
       AttributeDefinitions: [{ AttributeName: id, AttributeType: X }]
       KeySchema: [{ AttributeName: id, KeyType: HASH }]
 `;
@@ -46,9 +48,22 @@ Resources:
     expect(() => loadTableDefinitions('Resources: []')).toThrow('Resources: must be a mapping');
   });
 
-  it('derives local table names from logical ids', () => {
-    expect(localTableName('tally-local-', 'LedgerTable')).toBe('tally-local-ledger');
-    expect(localTableName('p-', 'OffsetHistoryTable')).toBe('p-offset-history');
+  it('names local tables as serverless.yml does for a prefix', () => {
+    const ledger = loadTableDefinitions().find((t) => t.logicalId === 'LedgerTable');
+    expect(ledger && localTableName('kafka-tally-local-', ledger)).toBe('kafka-tally-local-ledger');
+    const bad = `
+Resources:
+  ThingsTable:
+    Type: AWS::DynamoDB::Table
+    Properties:
+      TableName: things
+      AttributeDefinitions: [{ AttributeName: id, AttributeType: S }]
+      KeySchema: [{ AttributeName: id, KeyType: HASH }]
+`;
+    expect(() => loadTableDefinitions(bad)).toThrow(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a Serverless variable, not a template
+      'Resources.ThingsTable.Properties.TableName: must be ${self:custom.tablePrefix}<name>, got things',
+    );
   });
 
   it('creates on-demand tables with the declared keys', () => {

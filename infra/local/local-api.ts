@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tail } from './kafka-broker.js';
+import { ManagedProcess } from './managed-process.js';
+import { freeLoopbackPort } from './ports.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SERVERLESS = join(ROOT, 'node_modules', 'serverless', 'bin', 'serverless.js');
+
+export interface LocalApiOptions {
+  readonly kafkaBrokers: string;
+  readonly dynamodbEndpoint: string;
+  readonly workDir: string;
+  readonly timeoutMs?: number;
+}
+
+export interface LocalApi {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly process: ManagedProcess;
+}
+
+/**
+ * Serves the HTTP API of serverless.yml (its routes, its handlers, bundled by serverless-esbuild)
+ * with serverless-offline, stage "local", against the local Kafka and DynamoDB.
+ */
+export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi> {
+  const [httpPort, lambdaPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  const api = await ManagedProcess.start({
+    name: 'local API (serverless-offline)',
+    command: process.execPath,
+    args: [
+      SERVERLESS,
+      'offline',
+      'start',
+      '--stage',
+      'local',
+      '--host',
+      '127.0.0.1',
+      '--httpPort',
+      String(httpPort),
+      '--lambdaPort',
+      String(lambdaPort),
+      '--localEnvironment',
+      '--noTimeout',
+    ],
+    cwd: ROOT,
+    logFile: join(options.workDir, 'api.log'),
+    env: {
+      ...process.env,
+      KAFKA_BROKERS: options.kafkaBrokers,
+      DYNAMODB_ENDPOINT: options.dynamodbEndpoint,
+      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+      AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      SLS_TELEMETRY_DISABLED: '1',
+      SLS_NOTIFICATIONS_MODE: 'off',
+    },
+  });
+  const url = `http://127.0.0.1:${httpPort}`;
+  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
+  // Any HTTP answer means the router is up; a route's own status does not matter here.
+  while (Date.now() < deadline) {
+    if (!api.running) {
+      throw new Error(`serverless-offline exited; its log:\n${tail(api.logFile)}`);
+    }
+    try {
+      await fetch(`${url}/__tally_ready`, { signal: AbortSignal.timeout(1000) });
+      return { url, process: api };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  await api.stop();
+  throw new Error(
+    `serverless-offline did not answer within the timeout; its log:\n${tail(api.logFile)}`,
+  );
+}

@@ -1,0 +1,408 @@
+import { Buffer } from 'node:buffer';
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../functions/core/errors.js';
+import {
+  DATA_TYPES,
+  decodeBase64,
+  estimatedRecordBytes,
+  isPlainObject,
+  parseData,
+  parseHeaders,
+  parsePartition,
+  parseRecord,
+  parseRecordOrError,
+  parseTimestamp,
+  RESERVED_HEADER_PREFIX,
+  type RecordInput,
+  rejectUnknownFields,
+} from '../../functions/core/record-input.js';
+
+/** Runs `fn`, expecting an InvalidInputError about `field`; returns it. */
+function invalidField(fn: () => unknown, field: string): InvalidInputError {
+  let thrown: unknown;
+  try {
+    fn();
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(InvalidInputError);
+  const error = thrown as InvalidInputError;
+  expect(error.field).toBe(field);
+  expect(error.message.startsWith(`${field}: `)).toBe(true);
+  expect(error.status).toBe(400);
+  return error;
+}
+
+describe('decodeBase64', () => {
+  it('decodes padded and unpadded standard base64', () => {
+    expect([...decodeBase64('AAEC', 'f')]).toEqual([0, 1, 2]);
+    expect([...decodeBase64('AAE', 'f')]).toEqual([0, 1]);
+    expect([...decodeBase64('AAE=', 'f')]).toEqual([0, 1]);
+    expect([...decodeBase64('AA', 'f')]).toEqual([0]);
+    expect([...decodeBase64('AA==', 'f')]).toEqual([0]);
+    expect(decodeBase64('aGVsbG8gd29ybGQ=', 'f').toString('utf8')).toBe('hello world');
+    expect([...decodeBase64('+/8=', 'f')]).toEqual([0xfb, 0xff]);
+  });
+
+  it('decodes the empty string to no bytes', () => {
+    expect(decodeBase64('', 'f').length).toBe(0);
+  });
+
+  it('round-trips arbitrary bytes', () => {
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    expect(decodeBase64(bytes.toString('base64'), 'f').equals(bytes)).toBe(true);
+    const unpadded = bytes.subarray(0, 254).toString('base64').replace(/=+$/, '');
+    expect(decodeBase64(unpadded, 'f').equals(bytes.subarray(0, 254))).toBe(true);
+  });
+
+  it.each(['A', '!!', 'AA=A', 'AA=', 'AAAAA', 'AA==AA==', 'AA AA', 'AAE==', '-_8=', '===='])(
+    'rejects %j, naming the field',
+    (text) => {
+      const error = invalidField(() => decodeBase64(text, 'value.data'), 'value.data');
+      expect(error.message).toContain('base64');
+    },
+  );
+});
+
+describe('parseData', () => {
+  it('decodes BINARY data from base64', () => {
+    const data = parseData({ type: 'BINARY', data: 'AAEC' }, 'value');
+    expect(data.type).toBe('BINARY');
+    expect([...(data.bytes ?? [])]).toEqual([0, 1, 2]);
+  });
+
+  it('encodes STRING data as UTF-8, multi-byte characters included', () => {
+    const data = parseData({ type: 'STRING', data: 'héllo €😀' }, 'value');
+    expect(data.type).toBe('STRING');
+    expect(data.bytes?.toString('utf8')).toBe('héllo €😀');
+    // "héllo" 6, " " 1, "€" 3, "😀" 4
+    expect(data.bytes?.length).toBe(14);
+  });
+
+  it('encodes JSON data as compact JSON text', () => {
+    const string = parseData({ type: 'JSON', data: 'bar' }, 'value');
+    expect(string.bytes?.toString('utf8')).toBe('"bar"');
+    expect(string.bytes?.length).toBe(5);
+    const object = parseData({ type: 'JSON', data: { a: 1, b: [true, null, 'x'] } }, 'value');
+    expect(object.bytes?.toString('utf8')).toBe('{"a":1,"b":[true,null,"x"]}');
+    expect(parseData({ type: 'JSON', data: 42 }, 'v').bytes?.toString()).toBe('42');
+    expect(parseData({ type: 'JSON', data: false }, 'v').bytes?.toString()).toBe('false');
+    expect(parseData({ type: 'JSON', data: [] }, 'v').bytes?.toString()).toBe('[]');
+    expect(parseData({ type: 'JSON', data: 'é' }, 'v').bytes?.length).toBe(4);
+  });
+
+  it.each(DATA_TYPES)('turns data null into a Kafka null for %s', (type) => {
+    expect(parseData({ type, data: null }, 'key')).toEqual({ type, bytes: null });
+  });
+
+  it('keeps an empty STRING or BINARY as zero bytes, not null', () => {
+    expect(parseData({ type: 'STRING', data: '' }, 'v').bytes?.length).toBe(0);
+    expect(parseData({ type: 'BINARY', data: '' }, 'v').bytes?.length).toBe(0);
+  });
+
+  it('requires data', () => {
+    const error = invalidField(() => parseData({ type: 'STRING' }, 'value'), 'value.data');
+    expect(error.message).toContain('required');
+  });
+
+  it('rejects an unknown type, naming value.type', () => {
+    const error = invalidField(() => parseData({ type: 'AVRO', data: 'x' }, 'value'), 'value.type');
+    expect(error.message).toContain('BINARY, JSON, STRING');
+    invalidField(() => parseData({ type: 'string', data: 'x' }, 'value'), 'value.type');
+    invalidField(() => parseData({ data: 'x' }, 'key'), 'key.type');
+    invalidField(() => parseData({ type: 1, data: 'x' }, 'key'), 'key.type');
+  });
+
+  it('rejects data of the wrong JSON type for BINARY and STRING', () => {
+    invalidField(() => parseData({ type: 'BINARY', data: 12 }, 'value'), 'value.data');
+    invalidField(() => parseData({ type: 'STRING', data: { a: 1 } }, 'value'), 'value.data');
+  });
+
+  it('rejects BINARY data that is not base64', () => {
+    invalidField(() => parseData({ type: 'BINARY', data: '!!' }, 'key'), 'key.data');
+  });
+
+  it('rejects a non-object and unknown fields', () => {
+    invalidField(() => parseData('x', 'value'), 'value');
+    invalidField(() => parseData(null, 'value'), 'value');
+    invalidField(() => parseData(['STRING', 'x'], 'value'), 'value');
+    const error = invalidField(
+      () => parseData({ type: 'STRING', data: 'x', schema: 's' }, 'value'),
+      'value.schema',
+    );
+    expect(error.message).toContain('unknown field');
+  });
+});
+
+describe('parseHeaders', () => {
+  it('decodes base64 header values and keeps order and duplicates', () => {
+    const headers = parseHeaders(
+      [
+        { name: 'h1', value: 'AAEC' },
+        { name: 'h2', value: null },
+        { name: 'h1', value: 'AA' },
+        { name: 'h3' },
+      ],
+      'headers',
+    );
+    expect(headers.map((h) => h.name)).toEqual(['h1', 'h2', 'h1', 'h3']);
+    expect([...(headers[0]?.value ?? [])]).toEqual([0, 1, 2]);
+    expect(headers[1]?.value).toBeNull();
+    expect([...(headers[2]?.value ?? [])]).toEqual([0]);
+    expect(headers[3]?.value).toBeNull();
+  });
+
+  it('accepts an empty list', () => {
+    expect(parseHeaders([], 'headers')).toEqual([]);
+  });
+
+  it(`rejects names starting with "${RESERVED_HEADER_PREFIX}"`, () => {
+    const error = invalidField(
+      () =>
+        parseHeaders(
+          [
+            { name: 'ok', value: null },
+            { name: 'tally.seq', value: null },
+          ],
+          'headers',
+        ),
+      'headers[1].name',
+    );
+    expect(error.message).toContain('tally.');
+  });
+
+  it('rejects empty and non-string names', () => {
+    invalidField(() => parseHeaders([{ name: '', value: null }], 'headers'), 'headers[0].name');
+    invalidField(() => parseHeaders([{ value: 'AA' }], 'headers'), 'headers[0].name');
+    invalidField(() => parseHeaders([{ name: 3, value: null }], 'headers'), 'headers[0].name');
+  });
+
+  it('rejects values that are not base64 strings', () => {
+    invalidField(
+      () =>
+        parseHeaders(
+          [
+            { name: 'a', value: 'AA' },
+            { name: 'b', value: 5 },
+          ],
+          'headers',
+        ),
+      'headers[1].value',
+    );
+    invalidField(() => parseHeaders([{ name: 'a', value: 'A' }], 'headers'), 'headers[0].value');
+  });
+
+  it('rejects a non-list, non-object entries and unknown fields', () => {
+    invalidField(() => parseHeaders({ name: 'a' }, 'headers'), 'headers');
+    invalidField(() => parseHeaders(['a'], 'headers'), 'headers[0]');
+    invalidField(
+      () => parseHeaders([{ name: 'a', value: null, key: 'k' }], 'headers'),
+      'headers[0].key',
+    );
+  });
+});
+
+describe('parsePartition', () => {
+  it('returns non-negative integers and undefined for absent or null', () => {
+    expect(parsePartition(0, 'partition_id')).toBe(0);
+    expect(parsePartition(7, 'partition_id')).toBe(7);
+    expect(parsePartition(undefined, 'partition_id')).toBeUndefined();
+    expect(parsePartition(null, 'partition_id')).toBeUndefined();
+  });
+
+  it.each([-1, 1.5, '1', Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, true, {}])(
+    'rejects %j',
+    (input) => {
+      const error = invalidField(() => parsePartition(input, 'partition_id'), 'partition_id');
+      expect(error.message).toContain('non-negative integer');
+    },
+  );
+});
+
+describe('parseTimestamp', () => {
+  it('returns epoch milliseconds for ISO-8601 date-times with a zone', () => {
+    expect(parseTimestamp('2026-11-29T16:00:00Z', 'timestamp')).toBe(
+      Date.UTC(2026, 10, 29, 16, 0, 0),
+    );
+    expect(parseTimestamp('2026-11-29T16:00:00.123Z', 't')).toBe(
+      Date.UTC(2026, 10, 29, 16, 0, 0, 123),
+    );
+    expect(parseTimestamp('2026-11-29T17:00:00+01:00', 't')).toBe(Date.UTC(2026, 10, 29, 16));
+    expect(parseTimestamp('2026-11-29T10:30:00-0530', 't')).toBe(Date.UTC(2026, 10, 29, 16));
+    expect(parseTimestamp('2026-11-29T16:00Z', 't')).toBe(Date.UTC(2026, 10, 29, 16));
+    expect(parseTimestamp('1970-01-01T00:00:00Z', 't')).toBe(0);
+  });
+
+  it('returns undefined for absent or null', () => {
+    expect(parseTimestamp(undefined, 'timestamp')).toBeUndefined();
+    expect(parseTimestamp(null, 'timestamp')).toBeUndefined();
+  });
+
+  it.each([
+    '2026-11-29T16:00:00',
+    '2026-11-29 16:00:00Z',
+    '2026-11-29',
+    '2026-11-29T16:00:00z',
+    'yesterday',
+    '',
+    1795968000000,
+  ])('rejects %j, which is not an ISO-8601 date-time with a zone', (input) => {
+    const error = invalidField(() => parseTimestamp(input, 'timestamp'), 'timestamp');
+    expect(error.message).toContain('ISO-8601');
+  });
+
+  it('rejects date-times before 1970 and impossible times', () => {
+    invalidField(() => parseTimestamp('1969-12-31T23:59:59Z', 'timestamp'), 'timestamp');
+    invalidField(() => parseTimestamp('2026-13-01T00:00:00Z', 'timestamp'), 'timestamp');
+    invalidField(() => parseTimestamp('2026-11-29T25:00:00Z', 'timestamp'), 'timestamp');
+  });
+
+  it('rejects calendar dates that do not exist (February 30th, April 31st)', () => {
+    // V8's Date.parse rolls these over into the next month instead of failing.
+    invalidField(() => parseTimestamp('2026-02-30T00:00:00Z', 'timestamp'), 'timestamp');
+    invalidField(() => parseTimestamp('2026-04-31T00:00:00Z', 'timestamp'), 'timestamp');
+  });
+});
+
+describe('parseRecord', () => {
+  it('parses a full v3 record', () => {
+    const record = parseRecord({
+      partition_id: 2,
+      key: { type: 'STRING', data: 'k' },
+      value: { type: 'JSON', data: { n: 1 } },
+      headers: [{ name: 'h', value: 'AAE=' }],
+      timestamp: '2026-11-29T16:00:00Z',
+    });
+    expect(record.partition).toBe(2);
+    expect(record.key?.type).toBe('STRING');
+    expect(record.key?.bytes?.toString()).toBe('k');
+    expect(record.value?.bytes?.toString()).toBe('{"n":1}');
+    expect(record.headers).toHaveLength(1);
+    expect(record.headers[0]?.name).toBe('h');
+    expect([...(record.headers[0]?.value ?? [])]).toEqual([0, 1]);
+    expect(record.timestamp).toBe(Date.UTC(2026, 10, 29, 16));
+  });
+
+  it('leaves absent fields undefined and headers empty', () => {
+    expect(parseRecord({})).toEqual({
+      partition: undefined,
+      key: undefined,
+      value: undefined,
+      headers: [],
+      timestamp: undefined,
+    });
+  });
+
+  it('keeps data null as bytes null', () => {
+    const record = parseRecord({ value: { type: 'BINARY', data: null } });
+    expect(record.value).toEqual({ type: 'BINARY', bytes: null });
+  });
+
+  it('names every problem with the field path', () => {
+    invalidField(() => parseRecord({ value: { type: 'STRING' } }), 'value.data');
+    invalidField(() => parseRecord({ value: { type: 'X', data: 'a' } }), 'value.type');
+    invalidField(() => parseRecord({ key: { type: 'BINARY', data: '!!' } }), 'key.data');
+    invalidField(
+      () =>
+        parseRecord({
+          headers: [
+            { name: 'a', value: null },
+            { name: 'tally.stream', value: null },
+          ],
+        }),
+      'headers[1].name',
+    );
+    invalidField(() => parseRecord({ partition_id: -1 }), 'partition_id');
+    invalidField(() => parseRecord({ timestamp: '2026-11-29T16:00:00' }), 'timestamp');
+  });
+
+  it('rejects unknown record fields, naming them', () => {
+    const error = invalidField(() => parseRecord({ partition: 1 }), 'partition');
+    expect(error.message).toContain('unknown field');
+    expect(error.message).toContain('partition_id');
+    invalidField(() => parseRecord({ value: { type: 'STRING', data: 'x' }, id: 'a' }), 'id');
+  });
+
+  it('rejects a record that is not an object', () => {
+    invalidField(() => parseRecord('x'), 'record');
+    invalidField(() => parseRecord(null), 'record');
+    invalidField(() => parseRecord([]), 'record');
+    invalidField(() => parseRecord(7, 'entries[2].'), 'entries[2]');
+  });
+
+  it('prefixes every field with `where`', () => {
+    const where = 'entries[2].';
+    invalidField(() => parseRecord({ value: { type: 'STRING' } }, where), 'entries[2].value.data');
+    invalidField(
+      () => parseRecord({ headers: [{ name: 'ok' }, { name: '' }] }, where),
+      'entries[2].headers[1].name',
+    );
+    invalidField(() => parseRecord({ bogus: 1 }, where), 'entries[2].bogus');
+    invalidField(() => parseRecord({ partition_id: 'x' }, where), 'entries[2].partition_id');
+    invalidField(() => parseRecord({ timestamp: 'x' }, where), 'entries[2].timestamp');
+    invalidField(
+      () => parseRecord({ key: { type: 'STRING', data: 'x', extra: 1 } }, where),
+      'entries[2].key.extra',
+    );
+  });
+});
+
+describe('parseRecordOrError', () => {
+  it('returns the record when it is valid', () => {
+    const result = parseRecordOrError({ value: { type: 'STRING', data: 'x' } });
+    expect(result).not.toBeInstanceOf(InvalidInputError);
+    expect((result as RecordInput).value?.bytes?.toString()).toBe('x');
+  });
+
+  it('returns, not throws, the InvalidInputError naming the field', () => {
+    const result = parseRecordOrError({ value: { type: 'JSON' } }, 'entries[3].');
+    expect(result).toBeInstanceOf(InvalidInputError);
+    expect((result as InvalidInputError).field).toBe('entries[3].value.data');
+    expect((result as InvalidInputError).message).toContain('entries[3].value.data');
+  });
+});
+
+describe('estimatedRecordBytes', () => {
+  it('is 70 bytes of overhead for an empty record', () => {
+    expect(estimatedRecordBytes(parseRecord({}))).toBe(70);
+  });
+
+  it('adds key, value and header sizes, null counting as zero', () => {
+    const record = parseRecord({
+      key: { type: 'STRING', data: 'abc' },
+      value: { type: 'JSON', data: 'bar' },
+      headers: [
+        { name: 'h', value: 'AAE=' },
+        { name: 'hh', value: null },
+      ],
+    });
+    // 70 + 3 + 5 + (1 + 2 + 4) + (2 + 0 + 4)
+    expect(estimatedRecordBytes(record)).toBe(91);
+    const nulls = parseRecord({
+      key: { type: 'STRING', data: null },
+      value: { type: 'BINARY', data: null },
+    });
+    expect(estimatedRecordBytes(nulls)).toBe(70);
+  });
+
+  it('counts value bytes, not characters', () => {
+    const record = parseRecord({ value: { type: 'STRING', data: '€€€' } });
+    expect(estimatedRecordBytes(record)).toBe(79);
+  });
+});
+
+describe('helpers', () => {
+  it('isPlainObject is true only for non-null, non-array objects', () => {
+    expect(isPlainObject({})).toBe(true);
+    expect(isPlainObject({ a: 1 })).toBe(true);
+    expect(isPlainObject([])).toBe(false);
+    expect(isPlainObject(null)).toBe(false);
+    expect(isPlainObject('x')).toBe(false);
+    expect(isPlainObject(1)).toBe(false);
+  });
+
+  it('rejectUnknownFields names the first unknown field with its prefix', () => {
+    expect(() => rejectUnknownFields({ a: 1 }, new Set(['a', 'b']), 'x.')).not.toThrow();
+    invalidField(() => rejectUnknownFields({ a: 1, c: 2 }, new Set(['a']), 'x.'), 'x.c');
+  });
+});
