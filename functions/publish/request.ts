@@ -28,6 +28,8 @@ export function requestOptions(
   rt: PublishRuntime,
   topic: string,
 ) {
+  // The topic is judged first: an illegal name must be named as such, never as a bad stream.
+  checkTopic(topic, rt.allowTopic);
   const stream = header(event, 'tally-stream') ?? topic;
   if (!STREAM.test(stream)) {
     throw new InvalidInputError('Tally-Stream: 1-249 of A-Z a-z 0-9 . _ : -', {
