@@ -20,7 +20,7 @@ export interface OutgoingRecord {
   readonly partition: number;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  readonly headers: Readonly<Record<string, Buffer | null | Array<Buffer | null>>>;
+  readonly headers: Readonly<Record<string, Buffer | Buffer[]>>;
   readonly timestamp: number;
 }
 

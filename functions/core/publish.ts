@@ -131,7 +131,7 @@ function stamp(
   request: PublishRequest,
   seq: number,
 ): OutgoingRecord['headers'] {
-  const headers: Record<string, Buffer | null | Array<Buffer | null>> = {};
+  const headers: Record<string, Buffer | Buffer[]> = {};
   for (const { name, value } of record.headers) {
     const existing = headers[name];
     if (existing === undefined) headers[name] = value;

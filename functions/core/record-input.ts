@@ -15,7 +15,7 @@ export interface RecordData {
 
 export interface RecordHeader {
   readonly name: string;
-  readonly value: Buffer | null;
+  readonly value: Buffer;
 }
 
 export interface RecordInput {
@@ -96,8 +96,11 @@ export function parseHeaders(input: unknown, field: string): RecordHeader[] {
     if (name.startsWith(RESERVED_HEADER_PREFIX)) {
       invalid(`${at}.name`, `headers starting with "${RESERVED_HEADER_PREFIX}" are set by Tally`);
     }
-    if (value === null || value === undefined) return { name, value: null };
-    if (typeof value !== 'string') invalid(`${at}.value`, 'must be a base64 string or null');
+    // The producer cannot write a null header value, and turning it into "" would change it.
+    if (value === null || value === undefined) {
+      invalid(`${at}.value`, 'null header values are not supported; send "" for an empty value');
+    }
+    if (typeof value !== 'string') invalid(`${at}.value`, 'must be a base64 string');
     return { name, value: decodeBase64(value, `${at}.value`) };
   });
 }

@@ -52,15 +52,12 @@ function headers(input: unknown, field: string): RecordHeader[] {
       });
     }
     const value = header.value;
-    if (value !== null && value !== undefined && typeof value !== 'string') {
-      throw new InvalidInputError(`${at}.value: must be a base64 string or null`, {
+    if (typeof value !== 'string') {
+      throw new InvalidInputError(`${at}.value: must be a base64 string ("" for empty)`, {
         field: `${at}.value`,
       });
     }
-    return {
-      name: header.key,
-      value: typeof value === 'string' ? decodeBase64(value, `${at}.value`) : null,
-    };
+    return { name: header.key, value: decodeBase64(value, `${at}.value`) };
   });
 }
 

@@ -45,7 +45,7 @@ async function build(config: PublishConfig) {
   const allowTopic = topicAllowList(config.topicAllowList);
   const catalog = createTopicCatalog(kafka, {
     ttlMs: 60_000,
-    missRefreshIntervalMs: 1000,
+    missRefreshIntervalMs: 100,
     maxMessageBytes: config.maxMessageBytes,
   });
   const sender = createRecordSender(kafka, {

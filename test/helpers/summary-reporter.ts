@@ -17,8 +17,9 @@ export default class SummaryReporter implements Reporter {
         if (state === 'passed' || state === 'failed') counts[state]++;
         else counts.skipped++;
       }
-      // A file that failed to load has no tests but is a failure all the same.
-      if (testModule.state() === 'failed' && testModule.children.size === 0) counts.failed++;
+      // A file whose setup failed has only skipped tests, but is a failure all the same.
+      const failedTests = [...testModule.children.allTests('failed')].length;
+      if (testModule.state() === 'failed' && failedTests === 0) counts.failed++;
     }
     const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
     process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed${skipped}\n`);

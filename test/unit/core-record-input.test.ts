@@ -139,17 +139,31 @@ describe('parseHeaders', () => {
     const headers = parseHeaders(
       [
         { name: 'h1', value: 'AAEC' },
-        { name: 'h2', value: null },
+        { name: 'h2', value: '' },
         { name: 'h1', value: 'AA' },
-        { name: 'h3' },
       ],
       'headers',
     );
-    expect(headers.map((h) => h.name)).toEqual(['h1', 'h2', 'h1', 'h3']);
+    expect(headers.map((h) => h.name)).toEqual(['h1', 'h2', 'h1']);
     expect([...(headers[0]?.value ?? [])]).toEqual([0, 1, 2]);
-    expect(headers[1]?.value).toBeNull();
+    expect(headers[1]?.value).toEqual(Buffer.alloc(0));
     expect([...(headers[2]?.value ?? [])]).toEqual([0]);
-    expect(headers[3]?.value).toBeNull();
+  });
+
+  it('rejects null or missing header values, naming the field ("" is the empty value)', () => {
+    const error = invalidField(
+      () =>
+        parseHeaders(
+          [
+            { name: 'a', value: '' },
+            { name: 'b', value: null },
+          ],
+          'headers',
+        ),
+      'headers[1].value',
+    );
+    expect(error.message).toContain('""');
+    invalidField(() => parseHeaders([{ name: 'a' }], 'headers'), 'headers[0].value');
   });
 
   it('accepts an empty list', () => {
@@ -161,8 +175,8 @@ describe('parseHeaders', () => {
       () =>
         parseHeaders(
           [
-            { name: 'ok', value: null },
-            { name: 'tally.seq', value: null },
+            { name: 'ok', value: '' },
+            { name: 'tally.seq', value: '' },
           ],
           'headers',
         ),
@@ -172,9 +186,9 @@ describe('parseHeaders', () => {
   });
 
   it('rejects empty and non-string names', () => {
-    invalidField(() => parseHeaders([{ name: '', value: null }], 'headers'), 'headers[0].name');
+    invalidField(() => parseHeaders([{ name: '', value: '' }], 'headers'), 'headers[0].name');
     invalidField(() => parseHeaders([{ value: 'AA' }], 'headers'), 'headers[0].name');
-    invalidField(() => parseHeaders([{ name: 3, value: null }], 'headers'), 'headers[0].name');
+    invalidField(() => parseHeaders([{ name: 3, value: '' }], 'headers'), 'headers[0].name');
   });
 
   it('rejects values that are not base64 strings', () => {
@@ -196,7 +210,7 @@ describe('parseHeaders', () => {
     invalidField(() => parseHeaders({ name: 'a' }, 'headers'), 'headers');
     invalidField(() => parseHeaders(['a'], 'headers'), 'headers[0]');
     invalidField(
-      () => parseHeaders([{ name: 'a', value: null, key: 'k' }], 'headers'),
+      () => parseHeaders([{ name: 'a', value: '', key: 'k' }], 'headers'),
       'headers[0].key',
     );
   });
@@ -258,9 +272,22 @@ describe('parseTimestamp', () => {
   });
 
   it('rejects calendar dates that do not exist (February 30th, April 31st)', () => {
-    // V8's Date.parse rolls these over into the next month instead of failing.
-    invalidField(() => parseTimestamp('2026-02-30T00:00:00Z', 'timestamp'), 'timestamp');
-    invalidField(() => parseTimestamp('2026-04-31T00:00:00Z', 'timestamp'), 'timestamp');
+    // V8's Date.parse rolls these over into the next month instead of failing, so the record
+    // would be written with a timestamp the client never sent.
+    const accepted = (text: string) => {
+      try {
+        return new Date(parseTimestamp(text, 'timestamp') ?? Number.NaN).toISOString();
+      } catch (error) {
+        expect(error).toBeInstanceOf(InvalidInputError);
+        expect((error as InvalidInputError).field).toBe('timestamp');
+        return 'rejected';
+      }
+    };
+    expect(accepted('2026-02-30T00:00:00Z')).toBe('rejected');
+    expect(accepted('2026-04-31T00:00:00Z')).toBe('rejected');
+    expect(accepted('2025-02-29T12:00:00Z')).toBe('rejected');
+    // A real leap day is fine.
+    expect(accepted('2028-02-29T12:00:00Z')).toBe('2028-02-29T12:00:00.000Z');
   });
 });
 
@@ -306,8 +333,8 @@ describe('parseRecord', () => {
       () =>
         parseRecord({
           headers: [
-            { name: 'a', value: null },
-            { name: 'tally.stream', value: null },
+            { name: 'a', value: '' },
+            { name: 'tally.stream', value: '' },
           ],
         }),
       'headers[1].name',
@@ -334,7 +361,16 @@ describe('parseRecord', () => {
     const where = 'entries[2].';
     invalidField(() => parseRecord({ value: { type: 'STRING' } }, where), 'entries[2].value.data');
     invalidField(
-      () => parseRecord({ headers: [{ name: 'ok' }, { name: '' }] }, where),
+      () =>
+        parseRecord(
+          {
+            headers: [
+              { name: 'ok', value: '' },
+              { name: '', value: '' },
+            ],
+          },
+          where,
+        ),
       'entries[2].headers[1].name',
     );
     invalidField(() => parseRecord({ bogus: 1 }, where), 'entries[2].bogus');
@@ -373,7 +409,7 @@ describe('estimatedRecordBytes', () => {
       value: { type: 'JSON', data: 'bar' },
       headers: [
         { name: 'h', value: 'AAE=' },
-        { name: 'hh', value: null },
+        { name: 'hh', value: '' },
       ],
     });
     // 70 + 3 + 5 + (1 + 2 + 4) + (2 + 0 + 4)

@@ -6,7 +6,7 @@ import type { TopicCatalog, TopicDescription } from '../../core/publish-ports.js
 export interface TopicCatalogOptions {
   /** How long a topic's description is trusted. */
   readonly ttlMs: number;
-  /** At most one metadata refresh per this interval is spent on topics not found. */
+  /** Refreshes start at most once per this interval, however many topics are not found. */
   readonly missRefreshIntervalMs: number;
   /** Upper bound for records, whatever a topic allows (broker default 1048588). */
   readonly maxMessageBytes: number;
@@ -20,7 +20,8 @@ export interface TopicCatalogOptions {
 export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
   let admin: Promise<Admin> | undefined;
   let known = new Map<string, number>(); // topic → partitions
-  let refreshedAt = 0;
+  let completedStart = Number.NEGATIVE_INFINITY; // start time of the last finished refresh
+  let lastStart = Number.NEGATIVE_INFINITY;
   let refreshing: Promise<void> | undefined;
   const limits = new Map<string, number>();
 
@@ -36,15 +37,35 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
     return admin;
   };
 
-  const refresh = () => {
-    refreshing ??= (async () => {
+  const startRefresh = () => {
+    const startedAt = Date.now();
+    lastStart = startedAt;
+    refreshing = (async () => {
       const { topics } = await (await connectedAdmin()).fetchTopicMetadata();
       known = new Map(topics.map((t) => [t.name, t.partitions.length]));
-      refreshedAt = Date.now();
+      completedStart = startedAt;
     })().finally(() => {
       refreshing = undefined;
     });
     return refreshing;
+  };
+
+  /**
+   * Waits for a metadata refresh that started at or after `since`, so "missing" is never an old
+   * answer; refreshes are shared by concurrent callers and started at most once per interval.
+   */
+  const refreshSince = async (since: number): Promise<void> => {
+    while (completedStart < since) {
+      if (refreshing) {
+        const startedLate = lastStart >= since;
+        await refreshing;
+        if (startedLate) return;
+        continue;
+      }
+      const wait = lastStart + options.missRefreshIntervalMs - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (!refreshing && completedStart < since) await startRefresh();
+    }
   };
 
   const maxMessageBytes = async (topic: string) => {
@@ -66,9 +87,9 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
   };
 
   async function lookUp(topic: string): Promise<TopicDescription | undefined> {
-    const age = Date.now() - refreshedAt;
-    const stale = age > options.ttlMs;
-    if (stale || (!known.has(topic) && age > options.missRefreshIntervalMs)) await refresh();
+    const asked = Date.now();
+    if (asked - completedStart > options.ttlMs) await refreshSince(asked - options.ttlMs);
+    if (!known.has(topic)) await refreshSince(asked);
     const partitions = known.get(topic);
     if (partitions === undefined) return undefined;
     return { partitions, maxMessageBytes: await maxMessageBytes(topic) };
@@ -91,7 +112,7 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
       }
     },
     async topics() {
-      if (Date.now() - refreshedAt > options.ttlMs) await refresh();
+      await refreshSince(Date.now() - options.ttlMs);
       return [...known.keys()];
     },
     async clusterId() {

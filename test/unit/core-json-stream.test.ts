@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../functions/core/errors.js';
+import { parseJsonSequence } from '../../functions/core/json-stream.js';
+
+function bodyError(body: string): InvalidInputError {
+  let thrown: unknown;
+  try {
+    parseJsonSequence(body);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(InvalidInputError);
+  const error = thrown as InvalidInputError;
+  expect(error.field).toBe('body');
+  expect(error.status).toBe(400);
+  return error;
+}
+
+describe('parseJsonSequence', () => {
+  it('parses one object', () => {
+    expect(parseJsonSequence('{"a":1}')).toEqual([{ a: 1 }]);
+  });
+
+  it('parses one object with surrounding and inner whitespace', () => {
+    expect(parseJsonSequence('\n  { "a" : [ 1 , 2 ] ,\n "b": {"c": null} }\r\n\t')).toEqual([
+      { a: [1, 2], b: { c: null } },
+    ]);
+  });
+
+  it('parses concatenated objects without separators', () => {
+    expect(parseJsonSequence('{"a":1}{"b":2}{"c":3}')).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
+  });
+
+  it('parses objects separated by newlines, spaces, tabs and CRLF', () => {
+    expect(parseJsonSequence('{"a":1}\n{"b":2}\r\n{"c":3} \t {"d":4}\n')).toEqual([
+      { a: 1 },
+      { b: 2 },
+      { c: 3 },
+      { d: 4 },
+    ]);
+  });
+
+  it('parses nested objects and arrays as one value each', () => {
+    expect(parseJsonSequence('{"a":{"b":{"c":[{"d":1}]}}}[1,[2]]')).toEqual([
+      { a: { b: { c: [{ d: 1 }] } } },
+      [1, [2]],
+    ]);
+  });
+
+  it('does not count braces inside strings', () => {
+    expect(parseJsonSequence('{"a":"}{"}{"b":"{{[["}')).toEqual([{ a: '}{' }, { b: '{{[[' }]);
+  });
+
+  it('handles escaped quotes and backslashes inside strings', () => {
+    expect(parseJsonSequence('{"a":"say \\"}\\" ok"}{"b":"\\\\"}{"c":"\\\\\\"}"}')).toEqual([
+      { a: 'say "}" ok' },
+      { b: '\\' },
+      { c: '\\"}' },
+    ]);
+  });
+
+  it('parses whitespace-separated top-level scalars', () => {
+    expect(parseJsonSequence('1 "two" true null')).toEqual([1, 'two', true, null]);
+  });
+
+  it('returns [] for an empty or blank body', () => {
+    expect(parseJsonSequence('')).toEqual([]);
+    expect(parseJsonSequence(' \n\r\t ')).toEqual([]);
+  });
+
+  it('names the value number and offset of invalid JSON', () => {
+    const error = bodyError('{"a":1}\n{"b":}');
+    expect(error.message).toContain('value 2');
+    expect(error.message).toContain('offset 8');
+    expect(error.message).toContain('not valid JSON');
+    expect(error.cause).toBeInstanceOf(SyntaxError);
+  });
+
+  it('rejects invalid JSON in the first value', () => {
+    const error = bodyError("{'a':1}");
+    expect(error.message).toContain('value 1 (at offset 0)');
+  });
+
+  it('rejects garbage after a valid value', () => {
+    const error = bodyError('{"a":1} nope');
+    expect(error.message).toContain('value 2 (at offset 8)');
+  });
+
+  it('rejects an unterminated object', () => {
+    const error = bodyError('{"a":1}{"b":2');
+    expect(error.message).toContain('value 2 (at offset 7)');
+    expect(error.message).toContain('not complete JSON');
+  });
+
+  it('rejects an unterminated string', () => {
+    expect(bodyError('{"a":"x}').message).toContain('not complete JSON');
+  });
+
+  it('rejects a stray closing brace, naming its offset', () => {
+    const error = bodyError('{"a":1}}');
+    expect(error.message).toContain('"}"');
+    expect(error.message).toContain('offset 7');
+    expect(bodyError('}').message).toContain('offset 0');
+    expect(bodyError(']').message).toContain('"]"');
+  });
+});

@@ -1,0 +1,837 @@
+import { Buffer } from 'node:buffer';
+import { describe, expect, it } from 'vitest';
+import { Deadline } from '../../functions/core/deadline.js';
+import {
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  PayloadTooLargeError,
+  type TallyError,
+  UnprocessableInputError,
+} from '../../functions/core/errors.js';
+import { partitionForKey } from '../../functions/core/murmur2.js';
+import type { RecordOutcome } from '../../functions/core/outcomes.js';
+import {
+  checkTopic,
+  createPublisher,
+  fingerprint,
+  type PublishRequest,
+  type PublishResult,
+  type RecordResult,
+} from '../../functions/core/publish.js';
+import type {
+  Ledger,
+  LedgerBlock,
+  OutgoingRecord,
+  RecordSender,
+  Reservation,
+  Reservations,
+  SequenceAllocator,
+  TopicCatalog,
+  TopicDescription,
+} from '../../functions/core/publish-ports.js';
+import type { RecordInput } from '../../functions/core/record-input.js';
+import { topicAllowList } from '../../functions/core/topic-names.js';
+
+// ---------------------------------------------------------------------------------------------
+// In-memory fakes of the publish ports.
+
+class FakeCatalog implements TopicCatalog {
+  readonly described: string[] = [];
+  constructor(private readonly topics: Readonly<Record<string, TopicDescription>>) {}
+  async describe(topic: string): Promise<TopicDescription | undefined> {
+    this.described.push(topic);
+    return this.topics[topic];
+  }
+}
+
+class FakeAllocator implements SequenceAllocator {
+  readonly counters = new Map<string, number>();
+  readonly calls: Array<{ stream: string; count: number }> = [];
+  async allocate(stream: string, count: number): Promise<number> {
+    this.calls.push({ stream, count });
+    const last = this.counters.get(stream) ?? 0;
+    this.counters.set(stream, last + count);
+    return last + 1;
+  }
+}
+
+class FakeLedger implements Ledger {
+  readonly blocks = new Map<string, LedgerBlock>();
+  /** Every write, in order, as it was written. */
+  readonly writes: LedgerBlock[] = [];
+  /** Throws for the write with this 1-based number. */
+  failWrite: number | undefined;
+  constructor(private readonly events: string[]) {}
+
+  async write(block: LedgerBlock): Promise<void> {
+    const number = this.writes.length + 1;
+    this.events.push(`ledger.write#${number}`);
+    this.writes.push({ ...block, outcomes: [...block.outcomes] });
+    if (this.failWrite === number) throw new Error('DynamoDB is down');
+    this.blocks.set(`${block.stream}/${block.firstSeq}`, {
+      ...block,
+      outcomes: [...block.outcomes],
+    });
+  }
+
+  async find(stream: string, seq: number): Promise<LedgerBlock | undefined> {
+    for (const block of this.blocks.values()) {
+      if (
+        block.stream === stream &&
+        seq >= block.firstSeq &&
+        seq < block.firstSeq + block.outcomes.length
+      ) {
+        return block;
+      }
+    }
+    return undefined;
+  }
+
+  /** The outcome the ledger holds for one seq. */
+  async outcome(stream: string, seq: number): Promise<RecordOutcome | undefined> {
+    const block = await this.find(stream, seq);
+    return block?.outcomes[seq - block.firstSeq];
+  }
+}
+
+class FakeReservations implements Reservations {
+  readonly stored = new Map<string, Reservation>();
+  async get(idempotencyKey: string): Promise<Reservation | undefined> {
+    return this.stored.get(idempotencyKey);
+  }
+  async putIfAbsent(reservation: Reservation): Promise<Reservation> {
+    const existing = this.stored.get(reservation.idempotencyKey);
+    if (existing) return existing;
+    this.stored.set(reservation.idempotencyKey, reservation);
+    return reservation;
+  }
+}
+
+type Respond = (records: readonly OutgoingRecord[], call: number) => RecordOutcome[];
+
+interface SendCall {
+  readonly topic: string;
+  readonly records: readonly OutgoingRecord[];
+  /** What the ledger said about each record's seq when send was called. */
+  readonly ledgerAtSend: ReadonlyArray<RecordOutcome | undefined>;
+}
+
+class FakeSender implements RecordSender {
+  readonly calls: SendCall[] = [];
+  /** One response per call; after the last, every record is ACKED. */
+  readonly responses: Respond[] = [];
+  private readonly offsets = new Map<number, number>();
+  constructor(
+    private readonly events: string[],
+    private readonly ledger: FakeLedger,
+  ) {}
+
+  async session(): Promise<string> {
+    return 'session-1';
+  }
+
+  async send(
+    topic: string,
+    records: readonly OutgoingRecord[],
+  ): Promise<{ session: string; outcomes: RecordOutcome[] }> {
+    this.events.push('sender.send');
+    const ledgerAtSend: Array<RecordOutcome | undefined> = [];
+    for (const record of records) {
+      const stream = String(record.headers['tally.stream']);
+      ledgerAtSend.push(
+        await this.ledger.outcome(stream, Number(String(record.headers['tally.seq']))),
+      );
+    }
+    this.calls.push({ topic, records, ledgerAtSend });
+    const respond = this.responses[this.calls.length - 1] ?? ((r) => r.map((x) => this.ack(x)));
+    return { session: 'session-2', outcomes: respond(records, this.calls.length) };
+  }
+
+  ack(record: OutgoingRecord): RecordOutcome {
+    const offset = this.offsets.get(record.partition) ?? 0;
+    this.offsets.set(record.partition, offset + 1);
+    return { status: 'ACKED', partition: record.partition, offset: String(offset) };
+  }
+
+  /** Every record sent so far, with its seq. */
+  sentSeqs(): number[] {
+    return this.calls.flatMap((c) => c.records.map((r) => Number(String(r.headers['tally.seq']))));
+  }
+}
+
+const TOPICS: Record<string, TopicDescription> = {
+  orders: { partitions: 3, maxMessageBytes: 1_000 },
+  single: { partitions: 1, maxMessageBytes: 1_000_000 },
+  wide: { partitions: 12, maxMessageBytes: 1_000_000 },
+};
+
+function setup(allow: readonly string[] = []) {
+  const events: string[] = [];
+  const catalog = new FakeCatalog(TOPICS);
+  const allocator = new FakeAllocator();
+  const ledger = new FakeLedger(events);
+  const reservations = new FakeReservations();
+  const sender = new FakeSender(events, ledger);
+  const publisher = createPublisher({
+    catalog,
+    sender,
+    allocator,
+    ledger,
+    reservations,
+    allowTopic: topicAllowList(allow),
+  });
+  return { events, catalog, allocator, ledger, reservations, sender, publisher };
+}
+
+interface RecordSpec {
+  readonly key?: string | null;
+  readonly value?: string | null;
+  readonly partition?: number;
+  readonly headers?: ReadonlyArray<readonly [string, string]>;
+  readonly timestamp?: number;
+}
+
+function rec(spec: RecordSpec = {}): RecordInput {
+  const data = (text: string | null | undefined) =>
+    text === undefined
+      ? undefined
+      : { type: 'STRING' as const, bytes: text === null ? null : Buffer.from(text) };
+  return {
+    partition: spec.partition,
+    key: data(spec.key),
+    value: data(spec.value),
+    headers: (spec.headers ?? []).map(([name, value]) => ({ name, value: Buffer.from(value) })),
+    timestamp: spec.timestamp,
+  };
+}
+
+const NOW = Date.UTC(2026, 10, 29, 16);
+
+function request(
+  records: ReadonlyArray<RecordInput | TallyError>,
+  options: { topic?: string; stream?: string; idempotencyKey?: string } = {},
+): PublishRequest {
+  return {
+    topic: options.topic ?? 'orders',
+    stream: options.stream ?? 'orders-stream',
+    idempotencyKey: options.idempotencyKey,
+    records,
+    deadline: new Deadline(Date.now() + 10_000),
+    now: NOW,
+  };
+}
+
+type Published = Extract<RecordResult, { kind: 'published' }>;
+
+function publishedAt(result: PublishResult, i: number): Published {
+  const r = result.results[i];
+  if (r?.kind !== 'published') throw new Error(`result ${i} is ${r?.kind ?? 'missing'}`);
+  return r;
+}
+
+function rejectedAt(result: PublishResult, i: number): TallyError {
+  const r = result.results[i];
+  if (r?.kind !== 'rejected') throw new Error(`result ${i} is ${r?.kind ?? 'missing'}`);
+  return r.error;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/** A header as text (undefined when absent), to compare with plain values. */
+function headerText(value: OutgoingRecord['headers'][string] | undefined) {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.map((v) => v.toString()) : value.toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('checkTopic', () => {
+  const all = () => true;
+
+  it('accepts a legal, non-internal, allowed topic', () => {
+    expect(() => checkTopic('orders', all)).not.toThrow();
+  });
+
+  it('rejects an illegal name with InvalidInputError on topic_name', () => {
+    for (const name of [
+      '',
+      '.',
+      'a b',
+      'fincx.repayment.status （wpk-reactor-web）',
+      'x'.repeat(250),
+    ]) {
+      const error = (() => {
+        try {
+          checkTopic(name, all);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(error, name).toBeInstanceOf(InvalidInputError);
+      expect((error as InvalidInputError).field).toBe('topic_name');
+    }
+  });
+
+  it('forbids internal topics even when the allow-list would allow them', () => {
+    expect(() => checkTopic('__consumer_offsets', all)).toThrow(ForbiddenError);
+    expect(() => checkTopic('__transaction_state', all)).toThrow(/internal/);
+  });
+
+  it('forbids topics outside the allow-list', () => {
+    expect(() => checkTopic('payments', topicAllowList(['orders.*']))).toThrow(ForbiddenError);
+    expect(() => checkTopic('orders.eu', topicAllowList(['orders.*']))).not.toThrow();
+  });
+});
+
+describe('publish: topic checks', () => {
+  it('rejects an illegal topic name before describing it', async () => {
+    const { publisher, catalog, sender } = setup();
+    const error = await rejection(publisher.publish(request([rec()], { topic: 'bad topic' })));
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).status).toBe(400);
+    expect(catalog.described).toEqual([]);
+    expect(sender.calls).toEqual([]);
+  });
+
+  it('forbids __consumer_offsets', async () => {
+    const { publisher, catalog } = setup();
+    const error = await rejection(
+      publisher.publish(request([rec()], { topic: '__consumer_offsets' })),
+    );
+    expect(error).toBeInstanceOf(ForbiddenError);
+    expect((error as ForbiddenError).status).toBe(403);
+    expect(catalog.described).toEqual([]);
+  });
+
+  it('forbids a topic the allow-list refuses', async () => {
+    const { publisher, sender, allocator } = setup(['payments.*']);
+    const error = await rejection(publisher.publish(request([rec({ value: 'v' })])));
+    expect(error).toBeInstanceOf(ForbiddenError);
+    expect((error as ForbiddenError).message).toContain('allow-list');
+    expect(sender.calls).toEqual([]);
+    expect(allocator.calls).toEqual([]);
+  });
+
+  it('reports a missing topic as NotFoundError 40403', async () => {
+    const { publisher, sender, allocator, ledger } = setup();
+    const error = await rejection(publisher.publish(request([rec()], { topic: 'nope' })));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as NotFoundError).errorCode).toBe(40403);
+    expect((error as NotFoundError).status).toBe(404);
+    expect((error as NotFoundError).field).toBe('topic_name');
+    expect(sender.calls).toEqual([]);
+    expect(allocator.calls).toEqual([]);
+    expect(ledger.writes).toEqual([]);
+  });
+});
+
+describe('publish: record checks', () => {
+  it('rejects a partition_id the topic does not have with 40402, publishing the others', async () => {
+    const { publisher, sender } = setup();
+    const result = await publisher.publish(
+      request([
+        rec({ value: 'a' }),
+        rec({ value: 'b', partition: 3 }),
+        rec({ value: 'c', partition: 2 }),
+      ]),
+    );
+    const error = rejectedAt(result, 1);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.errorCode).toBe(40402);
+    expect(error.field).toBe('partition_id');
+    expect(publishedAt(result, 0).outcome.status).toBe('ACKED');
+    expect(publishedAt(result, 2).partition).toBe(2);
+    expect(publishedAt(result, 2).outcome.status).toBe('ACKED');
+    expect(sender.calls).toHaveLength(1);
+    expect(sender.calls[0]?.records.map((r) => r.value?.toString())).toEqual(['a', 'c']);
+  });
+
+  it('rejects only the oversized record with PayloadTooLargeError', async () => {
+    const { publisher, sender } = setup();
+    // orders accepts 1000 bytes: 70 overhead + 160 for tally headers leaves 770 for the value.
+    const result = await publisher.publish(
+      request([
+        rec({ value: 'x'.repeat(770) }),
+        rec({ value: 'x'.repeat(771) }),
+        rec({ value: 'small' }),
+      ]),
+    );
+    expect(publishedAt(result, 0).outcome.status).toBe('ACKED');
+    const error = rejectedAt(result, 1);
+    expect(error).toBeInstanceOf(PayloadTooLargeError);
+    expect(error.status).toBe(413);
+    expect(error.message).toContain('1000');
+    expect(publishedAt(result, 2).outcome.status).toBe('ACKED');
+    expect(sender.calls[0]?.records).toHaveLength(2);
+  });
+
+  it('keeps parse errors in their place and gives the others dense seqs', async () => {
+    const { publisher, allocator } = setup();
+    const parseError = new InvalidInputError('value.data: is required', { field: 'value.data' });
+    const result = await publisher.publish(
+      request([rec({ value: 'a' }), parseError, rec({ value: 'b' })]),
+    );
+    expect(rejectedAt(result, 1)).toBe(parseError);
+    expect(publishedAt(result, 0).seq).toBe(1);
+    expect(publishedAt(result, 2).seq).toBe(2);
+    expect(allocator.calls).toEqual([{ stream: 'orders-stream', count: 2 }]);
+  });
+
+  it('allocates no seqs and calls no sender when every record is invalid', async () => {
+    const { publisher, allocator, sender, ledger, reservations } = setup();
+    const parseError = new InvalidInputError('value.type: bad', { field: 'value.type' });
+    const result = await publisher.publish(
+      request([parseError, rec({ partition: 99 }), rec({ value: 'x'.repeat(5_000) })], {
+        idempotencyKey: 'k-all-bad',
+      }),
+    );
+    expect(result.results.map((r) => r.kind)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(rejectedAt(result, 0)).toBe(parseError);
+    expect(rejectedAt(result, 1).errorCode).toBe(40402);
+    expect(rejectedAt(result, 2)).toBeInstanceOf(PayloadTooLargeError);
+    expect(result.warnings).toEqual([]);
+    expect(allocator.calls).toEqual([]);
+    expect(sender.calls).toEqual([]);
+    expect(ledger.writes).toEqual([]);
+    expect(reservations.stored.size).toBe(0);
+  });
+});
+
+describe('publish: sequence numbers and partitions', () => {
+  it('numbers records densely per stream across calls', async () => {
+    const { publisher } = setup();
+    const first = await publisher.publish(request([rec(), rec(), rec()]));
+    const second = await publisher.publish(request([rec(), rec()]));
+    const other = await publisher.publish(request([rec()], { stream: 'other' }));
+    const third = await publisher.publish(request([rec()]));
+    expect([0, 1, 2].map((i) => publishedAt(first, i).seq)).toEqual([1, 2, 3]);
+    expect([0, 1].map((i) => publishedAt(second, i).seq)).toEqual([4, 5]);
+    expect(publishedAt(other, 0).seq).toBe(1);
+    expect(publishedAt(third, 0).seq).toBe(6);
+    expect(first.stream).toBe('orders-stream');
+    expect(other.stream).toBe('other');
+  });
+
+  it('sends keyed records to partitionForKey(key, partitions)', async () => {
+    const { publisher, sender } = setup();
+    const keys = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
+    const result = await publisher.publish(
+      request(
+        keys.map((key) => rec({ key, value: 'v' })),
+        { topic: 'wide' },
+      ),
+    );
+    const expected = keys.map((key) => partitionForKey(Buffer.from(key), 12));
+    expect(keys.map((_, i) => publishedAt(result, i).partition)).toEqual(expected);
+    expect(sender.calls[0]?.records.map((r) => r.partition)).toEqual(expected);
+    expect(new Set(expected).size).toBeGreaterThan(1);
+  });
+
+  it('gives keyless records of one request the partition firstSeq % partitions', async () => {
+    const { publisher, sender } = setup();
+    const first = await publisher.publish(request([rec(), rec({ key: null }), rec()]));
+    // seqs 1..3: partition 1 % 3 = 1
+    expect([0, 1, 2].map((i) => publishedAt(first, i).partition)).toEqual([1, 1, 1]);
+    const second = await publisher.publish(request([rec(), rec()]));
+    // seqs 4..5: partition 4 % 3 = 1
+    expect([0, 1].map((i) => publishedAt(second, i).partition)).toEqual([1, 1]);
+    const third = await publisher.publish(request([rec()]));
+    // seq 6: 6 % 3 = 0
+    expect(publishedAt(third, 0).partition).toBe(0);
+    expect(sender.calls.map((c) => c.records.map((r) => r.partition))).toEqual([
+      [1, 1, 1],
+      [1, 1],
+      [0],
+    ]);
+  });
+
+  it('honours an explicit partition_id over the key', async () => {
+    const { publisher, sender } = setup();
+    const result = await publisher.publish(request([rec({ key: 'alpha', partition: 0 })]));
+    expect(publishedAt(result, 0).partition).toBe(0);
+    expect(sender.calls[0]?.records[0]?.partition).toBe(0);
+  });
+
+  it('sends key, value and timestamp (the record’s own, else the request’s)', async () => {
+    const { publisher, sender } = setup();
+    const own = Date.UTC(2020, 0, 1);
+    const result = await publisher.publish(
+      request([rec({ key: 'k', value: 'v', timestamp: own }), rec({ value: null })]),
+    );
+    const [a, b] = sender.calls[0]?.records ?? [];
+    expect(a?.key?.toString()).toBe('k');
+    expect(a?.value?.toString()).toBe('v');
+    expect(a?.timestamp).toBe(own);
+    expect(b?.key).toBeNull();
+    expect(b?.value).toBeNull();
+    expect(b?.timestamp).toBe(NOW);
+    expect(publishedAt(result, 0).timestamp).toBe(own);
+    expect(publishedAt(result, 1).timestamp).toBe(NOW);
+  });
+});
+
+describe('publish: headers', () => {
+  it('stamps tally.stream and tally.seq and keeps client headers', async () => {
+    const { publisher, sender } = setup();
+    await publisher.publish(
+      request([
+        rec({
+          headers: [
+            ['trace', 't-1'],
+            ['empty', ''],
+          ],
+        }),
+        rec({
+          headers: [
+            ['dup', 'a'],
+            ['dup', ''],
+            ['dup', 'c'],
+            ['pair', '1'],
+            ['pair', '2'],
+          ],
+        }),
+      ]),
+    );
+    const [a, b] = sender.calls[0]?.records ?? [];
+    expect(
+      Object.fromEntries(Object.entries(a?.headers ?? {}).map(([k, v]) => [k, headerText(v)])),
+    ).toEqual({
+      trace: 't-1',
+      empty: '',
+      'tally.stream': 'orders-stream',
+      'tally.seq': '1',
+    });
+    expect(headerText(b?.headers.dup)).toEqual(['a', '', 'c']);
+    expect(headerText(b?.headers.pair)).toEqual(['1', '2']);
+    expect(headerText(b?.headers['tally.seq'])).toBe('2');
+    expect(b?.headers['tally.idempotency-key']).toBeUndefined();
+  });
+
+  it('stamps tally.idempotency-key only when there is one', async () => {
+    const { publisher, sender } = setup();
+    await publisher.publish(request([rec()], { idempotencyKey: 'key-1' }));
+    await publisher.publish(request([rec()]));
+    expect(headerText(sender.calls[0]?.records[0]?.headers['tally.idempotency-key'])).toBe('key-1');
+    expect('tally.idempotency-key' in (sender.calls[1]?.records[0]?.headers ?? {})).toBe(false);
+  });
+});
+
+describe('publish: ledger', () => {
+  it('records every record UNKNOWN before sending, and the outcomes after', async () => {
+    const { publisher, sender, ledger, events } = setup();
+    sender.responses.push((records) => [
+      sender.ack(records[0] as OutgoingRecord),
+      { status: 'FAILED', kafkaError: 'MESSAGE_TOO_LARGE', message: 'too big' },
+      { status: 'NOT_SENT', message: 'no connection' },
+    ]);
+    const result = await publisher.publish(request([rec(), rec(), rec()]));
+    expect(events).toEqual(['ledger.write#1', 'sender.send', 'ledger.write#2']);
+
+    const [before, after] = ledger.writes;
+    expect(before?.stream).toBe('orders-stream');
+    expect(before?.firstSeq).toBe(1);
+    expect(before?.topic).toBe('orders');
+    expect(before?.session).toBe('session-1');
+    expect(before?.idempotencyKey).toBeUndefined();
+    expect(before?.outcomes.map((o) => o.status)).toEqual(['UNKNOWN', 'UNKNOWN', 'UNKNOWN']);
+    expect(sender.calls[0]?.ledgerAtSend.map((o) => o?.status)).toEqual([
+      'UNKNOWN',
+      'UNKNOWN',
+      'UNKNOWN',
+    ]);
+
+    expect(after?.firstSeq).toBe(1);
+    expect(after?.session).toBe('session-2');
+    expect(after?.outcomes).toEqual([
+      { status: 'ACKED', partition: 1, offset: '0' },
+      { status: 'FAILED', kafkaError: 'MESSAGE_TOO_LARGE', message: 'too big' },
+      { status: 'NOT_SENT', message: 'no connection' },
+    ]);
+    expect(result.results.map((r) => (r.kind === 'published' ? r.outcome : undefined))).toEqual(
+      after?.outcomes,
+    );
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('treats an outcome the sender did not return as UNKNOWN', async () => {
+    const { publisher, sender, ledger } = setup();
+    sender.responses.push((records) => [sender.ack(records[0] as OutgoingRecord)]);
+    const result = await publisher.publish(request([rec(), rec()]));
+    expect(publishedAt(result, 0).outcome.status).toBe('ACKED');
+    expect(publishedAt(result, 1).outcome.status).toBe('UNKNOWN');
+    expect(ledger.writes[1]?.outcomes.map((o) => o.status)).toEqual(['ACKED', 'UNKNOWN']);
+  });
+
+  it('returns the outcomes with a warning when the final ledger write fails', async () => {
+    const { publisher, ledger } = setup();
+    ledger.failWrite = 2;
+    const result = await publisher.publish(request([rec(), rec()]));
+    expect(result.results.map((r) => (r.kind === 'published' ? r.outcome.status : r.kind))).toEqual(
+      ['ACKED', 'ACKED'],
+    );
+    expect(result.warnings).toHaveLength(1);
+    expect(result.warnings[0]).toContain('ledger');
+    expect(result.warnings[0]).toContain('DynamoDB is down');
+    expect((await ledger.outcome('orders-stream', 1))?.status).toBe('UNKNOWN');
+  });
+
+  it('sends nothing when the first ledger write fails', async () => {
+    const { publisher, ledger, sender } = setup();
+    ledger.failWrite = 1;
+    const error = await rejection(publisher.publish(request([rec()])));
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain('DynamoDB is down');
+    expect(sender.calls).toEqual([]);
+  });
+});
+
+describe('publish: Idempotency-Key', () => {
+  it('reuses the seqs, skips ACKED records and resends the others on a retry', async () => {
+    const { publisher, sender, ledger, allocator } = setup();
+    const records = [
+      rec({ value: 'a' }),
+      rec({ value: 'b' }),
+      rec({ value: 'c' }),
+      rec({ key: 'k', value: 'd' }),
+    ];
+    const ackAll: Respond = (sent) => sent.map((r) => sender.ack(r));
+    const partly: Respond = (sent) => [
+      sender.ack(sent[0] as OutgoingRecord),
+      { status: 'UNKNOWN', message: 'timed out' },
+      { status: 'NOT_SENT', message: 'no connection' },
+      sender.ack(sent[3] as OutgoingRecord),
+    ];
+    sender.responses.push(ackAll, partly, ackAll, ackAll);
+    // Other requests on the same stream before and after take seqs 1..2 and 7.
+    await publisher.publish(request([rec(), rec()]));
+    const first = await publisher.publish(request(records, { idempotencyKey: 'retry-me' }));
+    await publisher.publish(request([rec()]));
+    expect(publishedAt(first, 1).outcome.status).toBe('UNKNOWN');
+    expect(publishedAt(first, 2).outcome.status).toBe('NOT_SENT');
+
+    const firstSeqs = [0, 1, 2, 3].map((i) => publishedAt(first, i).seq);
+    expect(firstSeqs).toEqual([3, 4, 5, 6]);
+    const retry = await publisher.publish(request(records, { idempotencyKey: 'retry-me' }));
+    expect([0, 1, 2, 3].map((i) => publishedAt(retry, i).seq)).toEqual(firstSeqs);
+    // No new seqs for the retry.
+    expect(allocator.calls).toEqual([
+      { stream: 'orders-stream', count: 2 },
+      { stream: 'orders-stream', count: 4 },
+      { stream: 'orders-stream', count: 1 },
+    ]);
+
+    const resend = sender.calls[sender.calls.length - 1];
+    expect(resend?.records.map((r) => r.value?.toString())).toEqual(['b', 'c']);
+    expect(resend?.records.map((r) => headerText(r.headers['tally.seq']))).toEqual(['4', '5']);
+    // Same partitions as the first time.
+    expect(resend?.records.map((r) => r.partition)).toEqual([
+      publishedAt(first, 1).partition,
+      publishedAt(first, 2).partition,
+    ]);
+    // The ACKED records keep the outcome the ledger holds.
+    expect(publishedAt(retry, 0).outcome).toEqual(publishedAt(first, 0).outcome);
+    expect(publishedAt(retry, 3).outcome).toEqual(publishedAt(first, 3).outcome);
+    expect(publishedAt(retry, 1).outcome.status).toBe('ACKED');
+    expect(publishedAt(retry, 2).outcome.status).toBe('ACKED');
+    // The record for ACKED seqs stays ACKED in the ledger before and after the resend.
+    const [before, after] = ledger.writes.slice(-2);
+    expect(before?.outcomes.map((o) => o.status)).toEqual(['ACKED', 'UNKNOWN', 'UNKNOWN', 'ACKED']);
+    expect(after?.outcomes.map((o) => o.status)).toEqual(['ACKED', 'ACKED', 'ACKED', 'ACKED']);
+    expect(after?.idempotencyKey).toBe('retry-me');
+    expect(after?.firstSeq).toBe(3);
+  });
+
+  it('resends nothing when every record was already ACKED', async () => {
+    const { publisher, sender } = setup();
+    const records = [rec({ value: 'a' }), rec({ value: 'b' })];
+    await publisher.publish(request(records, { idempotencyKey: 'done' }));
+    const retry = await publisher.publish(request(records, { idempotencyKey: 'done' }));
+    expect(sender.sentSeqs()).toEqual([1, 2]);
+    expect([0, 1].map((i) => publishedAt(retry, i).outcome.status)).toEqual(['ACKED', 'ACKED']);
+  });
+
+  it('refuses the same key with different records (422) and sends nothing', async () => {
+    const { publisher, sender, allocator } = setup();
+    await publisher.publish(request([rec({ value: 'a' })], { idempotencyKey: 'k' }));
+    for (const other of [
+      request([rec({ value: 'b' })], { idempotencyKey: 'k' }),
+      request([rec({ value: 'a' }), rec({ value: 'a' })], { idempotencyKey: 'k' }),
+      request([rec({ value: 'a' })], { idempotencyKey: 'k', stream: 'elsewhere' }),
+      request([rec({ value: 'a' })], { idempotencyKey: 'k', topic: 'wide' }),
+    ]) {
+      const error = await rejection(publisher.publish(other));
+      expect(error).toBeInstanceOf(UnprocessableInputError);
+      expect((error as UnprocessableInputError).status).toBe(422);
+      expect((error as UnprocessableInputError).field).toBe('Idempotency-Key');
+    }
+    expect(sender.calls).toHaveLength(1);
+    expect(allocator.calls.filter((c) => c.stream === 'orders-stream')).toHaveLength(1);
+  });
+
+  it('stores one reservation per key with the fingerprint of the request', async () => {
+    const { publisher, reservations } = setup();
+    const req = request([rec({ value: 'a' }), rec({ value: 'b' })], { idempotencyKey: 'r' });
+    await publisher.publish(req);
+    expect(reservations.stored.get('r')).toEqual({
+      idempotencyKey: 'r',
+      fingerprint: fingerprint(req),
+      stream: 'orders-stream',
+      topic: 'orders',
+      firstSeq: 1,
+      count: 2,
+    });
+  });
+
+  it('stores no reservation without a key', async () => {
+    const { publisher, reservations } = setup();
+    await publisher.publish(request([rec()]));
+    expect(reservations.stored.size).toBe(0);
+  });
+});
+
+describe('fingerprint', () => {
+  const base = () =>
+    request([
+      rec({ key: 'k', value: 'v', partition: 1, headers: [['h', 'x']], timestamp: 5 }),
+      rec({ value: 'w' }),
+    ]);
+
+  it('is stable for equal requests', () => {
+    expect(fingerprint(base())).toBe(fingerprint(base()));
+    expect(fingerprint(base())).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('ignores the idempotency key, deadline and request time', () => {
+    const a = base();
+    const b: PublishRequest = {
+      ...a,
+      idempotencyKey: 'other',
+      now: a.now + 1,
+      deadline: new Deadline(0),
+    };
+    expect(fingerprint(b)).toBe(fingerprint(a));
+  });
+
+  it('differs when any byte, header, partition, timestamp, topic or stream differs', () => {
+    const original = fingerprint(base());
+    const variants: Array<[string, PublishRequest]> = [
+      [
+        'value byte',
+        request([
+          rec({ key: 'k', value: 'V', partition: 1, headers: [['h', 'x']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'key byte',
+        request([
+          rec({ key: 'K', value: 'v', partition: 1, headers: [['h', 'x']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'no key',
+        request([
+          rec({ value: 'v', partition: 1, headers: [['h', 'x']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'null key',
+        request([
+          rec({ key: null, value: 'v', partition: 1, headers: [['h', 'x']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'header value',
+        request([
+          rec({ key: 'k', value: 'v', partition: 1, headers: [['h', 'y']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'header name',
+        request([
+          rec({ key: 'k', value: 'v', partition: 1, headers: [['g', 'x']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'empty header value',
+        request([
+          rec({ key: 'k', value: 'v', partition: 1, headers: [['h', '']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'no header',
+        request([rec({ key: 'k', value: 'v', partition: 1, timestamp: 5 }), rec({ value: 'w' })]),
+      ],
+      [
+        'partition',
+        request([
+          rec({ key: 'k', value: 'v', partition: 2, headers: [['h', 'x']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'no partition',
+        request([
+          rec({ key: 'k', value: 'v', headers: [['h', 'x']], timestamp: 5 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'timestamp',
+        request([
+          rec({ key: 'k', value: 'v', partition: 1, headers: [['h', 'x']], timestamp: 6 }),
+          rec({ value: 'w' }),
+        ]),
+      ],
+      [
+        'second record',
+        request([
+          rec({ key: 'k', value: 'v', partition: 1, headers: [['h', 'x']], timestamp: 5 }),
+          rec({ value: 'W' }),
+        ]),
+      ],
+      [
+        'extra record',
+        request([
+          rec({ key: 'k', value: 'v', partition: 1, headers: [['h', 'x']], timestamp: 5 }),
+          rec({ value: 'w' }),
+          rec(),
+        ]),
+      ],
+      ['stream', { ...base(), stream: 'other-stream' }],
+      ['topic', { ...base(), topic: 'wide' }],
+    ];
+    const prints = variants.map(([what, req]) => [what, fingerprint(req)] as const);
+    for (const [what, print] of prints) expect(print, what).not.toBe(original);
+    expect(new Set(prints.map(([, p]) => p)).size).toBe(variants.length);
+  });
+
+  it('distinguishes a null value from an empty one and STRING from BINARY', () => {
+    const empty = request([rec({ value: '' })]);
+    const nullValue = request([rec({ value: null })]);
+    const absent = request([rec()]);
+    const binary = request([{ ...rec(), value: { type: 'BINARY', bytes: Buffer.from('v') } }]);
+    const string = request([rec({ value: 'v' })]);
+    const prints = [empty, nullValue, absent, binary, string].map(fingerprint);
+    expect(new Set(prints).size).toBe(5);
+  });
+
+  it('distinguishes a byte moved from the key to the value', () => {
+    expect(fingerprint(request([rec({ key: 'ab', value: 'c' })]))).not.toBe(
+      fingerprint(request([rec({ key: 'a', value: 'bc' })])),
+    );
+  });
+});

@@ -1,0 +1,161 @@
+import { Buffer } from 'node:buffer';
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError, NotFoundError } from '../../functions/core/errors.js';
+import type { RecordOutcome } from '../../functions/core/outcomes.js';
+import type { PublishResult, RecordResult } from '../../functions/core/publish.js';
+import type { RecordInput } from '../../functions/core/record-input.js';
+import { errorReport, httpStatusOf, recordReport, v2Offset } from '../../functions/core/reports.js';
+
+const CLUSTER = 'lkc-123';
+const TIMESTAMP = Date.UTC(2026, 10, 29, 16, 0, 0, 250);
+
+const input: RecordInput = {
+  partition: undefined,
+  key: { type: 'STRING', bytes: Buffer.from('key') },
+  value: { type: 'JSON', bytes: Buffer.from('"bar"') },
+  headers: [],
+  timestamp: undefined,
+};
+
+function published(outcome: RecordOutcome, record: RecordInput = input): RecordResult {
+  return { kind: 'published', input: record, seq: 17, partition: 2, timestamp: TIMESTAMP, outcome };
+}
+
+function resultOf(...results: RecordResult[]): PublishResult {
+  return { topic: 'orders', stream: 'orders-stream', results, warnings: [] };
+}
+
+describe('recordReport', () => {
+  it('describes an ACKED record like REST Proxy, plus stream and seq', () => {
+    const record = published({ status: 'ACKED', partition: 2, offset: '12345' });
+    expect(recordReport(CLUSTER, resultOf(record), record)).toEqual({
+      error_code: 200,
+      cluster_id: 'lkc-123',
+      topic_name: 'orders',
+      partition_id: 2,
+      offset: 12345,
+      timestamp: '2026-11-29T16:00:00.250Z',
+      key: { type: 'STRING', size: 3 },
+      value: { type: 'JSON', size: 5 },
+      stream: 'orders-stream',
+      seq: 17,
+    });
+  });
+
+  it('takes partition_id from the outcome and reports offset as a number', () => {
+    const record = published({ status: 'ACKED', partition: 5, offset: '0' });
+    const report = recordReport(CLUSTER, resultOf(record), record);
+    expect(report.partition_id).toBe(5);
+    expect(report.offset).toBe(0);
+    expect(typeof report.offset).toBe('number');
+  });
+
+  it('reports size -1 for a null and leaves out an absent key or value', () => {
+    const nullValue: RecordInput = {
+      ...input,
+      key: undefined,
+      value: { type: 'BINARY', bytes: null },
+    };
+    const record = published({ status: 'ACKED', partition: 0, offset: '1' }, nullValue);
+    const report = recordReport(CLUSTER, resultOf(record), record);
+    expect(report.value).toEqual({ type: 'BINARY', size: -1 });
+    expect('key' in report).toBe(false);
+  });
+
+  it.each([
+    [{ status: 'FAILED', kafkaError: 'MESSAGE_TOO_LARGE', message: 'm' }, 413, false],
+    [{ status: 'FAILED', kafkaError: 'RECORD_LIST_TOO_LARGE', message: 'm' }, 413, false],
+    [{ status: 'FAILED', kafkaError: 'NOT_LEADER_OR_FOLLOWER', message: 'm' }, 502, true],
+    [{ status: 'NOT_SENT', message: 'm' }, 503, true],
+    [{ status: 'UNKNOWN', message: 'm' }, 504, true],
+  ] as ReadonlyArray<readonly [RecordOutcome, number, boolean]>)(
+    'reports %o with error_code %i',
+    (outcome, errorCode, retriable) => {
+      const record = published(outcome);
+      expect(recordReport(CLUSTER, resultOf(record), record)).toEqual({
+        error_code: errorCode,
+        message: 'm',
+        outcome: outcome.status,
+        retriable,
+        stream: 'orders-stream',
+        seq: 17,
+        partition_id: 2,
+      });
+    },
+  );
+
+  it('reports a rejected record with the error code of its error', () => {
+    const error = new NotFoundError('partition_id: partition 9 does not exist', {
+      errorCode: 40402,
+    });
+    const record: RecordResult = { kind: 'rejected', error };
+    expect(recordReport(CLUSTER, resultOf(record), record)).toEqual({
+      error_code: 40402,
+      message: 'partition_id: partition 9 does not exist',
+      outcome: 'REJECTED',
+      retriable: false,
+    });
+    const invalid: RecordResult = {
+      kind: 'rejected',
+      error: new InvalidInputError('value.data: is required', { field: 'value.data' }),
+    };
+    const report = recordReport(CLUSTER, resultOf(invalid), invalid);
+    expect(report.error_code).toBe(400);
+    expect(report.outcome).toBe('REJECTED');
+    expect(report).toEqual(errorReport((invalid as { error: InvalidInputError }).error));
+  });
+});
+
+describe('httpStatusOf', () => {
+  it('keeps three-digit codes and shortens five-digit ones', () => {
+    expect(httpStatusOf(200)).toBe(200);
+    expect(httpStatusOf(400)).toBe(400);
+    expect(httpStatusOf(504)).toBe(504);
+    expect(httpStatusOf(40403)).toBe(404);
+    expect(httpStatusOf(40402)).toBe(404);
+    expect(httpStatusOf(42201)).toBe(422);
+  });
+});
+
+describe('v2Offset', () => {
+  it('gives partition and offset for an ACKED record', () => {
+    const record = published({ status: 'ACKED', partition: 3, offset: '99' });
+    expect(v2Offset(CLUSTER, resultOf(record), record)).toEqual({
+      partition: 3,
+      offset: 99,
+      stream: 'orders-stream',
+      seq: 17,
+    });
+  });
+
+  it('gives null partition and offset, error_code and error for an unsent record', () => {
+    const record = published({ status: 'UNKNOWN', message: 'no answer' });
+    const offset = v2Offset(CLUSTER, resultOf(record), record);
+    expect(offset).toMatchObject({
+      partition: null,
+      offset: null,
+      error_code: 504,
+      error: 'no answer',
+      outcome: 'UNKNOWN',
+      retriable: true,
+      stream: 'orders-stream',
+      seq: 17,
+    });
+    expect('message' in offset).toBe(false);
+  });
+
+  it('gives error_code and error for a rejected record', () => {
+    const record: RecordResult = {
+      kind: 'rejected',
+      error: new NotFoundError('no such partition', { errorCode: 40402 }),
+    };
+    expect(v2Offset(CLUSTER, resultOf(record), record)).toEqual({
+      partition: null,
+      offset: null,
+      error_code: 40402,
+      error: 'no such partition',
+      outcome: 'REJECTED',
+      retriable: false,
+    });
+  });
+});
