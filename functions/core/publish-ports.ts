@@ -67,6 +67,8 @@ export interface Reservation {
   readonly topic: string;
   readonly firstSeq: number;
   readonly count: number;
+  /** The first attempt's time: records without a timestamp of their own keep it on retries. */
+  readonly timestamp: number;
 }
 
 export interface Reservations {

@@ -1,27 +1,23 @@
-import { createHash } from 'node:crypto';
 import type { Deadline } from './deadline.js';
+import { NotFoundError, type TallyError, UnprocessableInputError } from './errors.js';
+import { isRetriable, type RecordOutcome } from './outcomes.js';
 import {
-  ForbiddenError,
-  InvalidInputError,
-  NotFoundError,
-  PayloadTooLargeError,
-  type TallyError,
-  UnprocessableInputError,
-} from './errors.js';
-import { partitionForKey } from './murmur2.js';
-import type { RecordOutcome } from './outcomes.js';
+  checkRecord,
+  checkTopic,
+  choosePartition,
+  fingerprint,
+  type PlannedRecord,
+  stamp,
+} from './publish-plan.js';
 import type {
   Ledger,
-  OutgoingRecord,
   RecordSender,
   Reservation,
   Reservations,
   SequenceAllocator,
   TopicCatalog,
-  TopicDescription,
 } from './publish-ports.js';
-import { estimatedRecordBytes, type RecordInput } from './record-input.js';
-import { isInternalTopic, topicNameProblem } from './topic-names.js';
+import type { RecordInput } from './record-input.js';
 
 export interface PublishRequest {
   readonly topic: string;
@@ -61,90 +57,6 @@ export interface PublisherPorts {
   readonly allowTopic: (topic: string) => boolean;
 }
 
-/** Room kept for the `tally.*` headers stamped on every record. */
-const STAMP_BYTES = 160;
-
-export function checkTopic(topic: string, allowTopic: (topic: string) => boolean): void {
-  const problem = topicNameProblem(topic);
-  if (problem) throw new InvalidInputError(`topic_name: ${problem}`, { field: 'topic_name' });
-  if (isInternalTopic(topic)) {
-    throw new ForbiddenError(`topic_name: ${topic} is an internal Kafka topic`, {
-      field: 'topic_name',
-    });
-  }
-  if (!allowTopic(topic)) {
-    throw new ForbiddenError(`topic_name: ${topic} is not in this API's topic allow-list`, {
-      field: 'topic_name',
-    });
-  }
-}
-
-function checkRecord(record: RecordInput, topic: TopicDescription, index: number) {
-  if (record.partition !== undefined && record.partition >= topic.partitions) {
-    return new NotFoundError(
-      `partition_id: partition ${record.partition} does not exist (the topic has ${topic.partitions})`,
-      { field: 'partition_id', errorCode: 40402 },
-    );
-  }
-  const size = estimatedRecordBytes(record) + STAMP_BYTES;
-  if (size > topic.maxMessageBytes) {
-    return new PayloadTooLargeError(
-      `record ${index}: about ${size} bytes; the topic accepts at most ${topic.maxMessageBytes} (max.message.bytes)`,
-      { field: 'value' },
-    );
-  }
-  return record;
-}
-
-/** Identifies a request's content, so an Idempotency-Key cannot be reused for other records. */
-export function fingerprint(request: PublishRequest): string {
-  const hash = createHash('sha256').update(JSON.stringify([request.topic, request.stream]));
-  for (const record of request.records) {
-    if (!('headers' in record)) continue;
-    hash.update(
-      JSON.stringify([
-        record.partition ?? null,
-        record.key?.type ?? null,
-        record.key?.bytes?.toString('base64') ?? null,
-        record.value?.type ?? null,
-        record.value?.bytes?.toString('base64') ?? null,
-        record.headers.map((h) => [h.name, h.value?.toString('base64') ?? null]),
-        record.timestamp ?? null,
-      ]),
-    );
-  }
-  return hash.digest('base64url');
-}
-
-function choosePartition(record: RecordInput, topic: TopicDescription, firstSeq: number): number {
-  if (record.partition !== undefined) return record.partition;
-  const key = record.key?.bytes;
-  if (key) return partitionForKey(key, topic.partitions);
-  // Keyless records of one request share a partition derived from their seqs, so a retry with
-  // the same Idempotency-Key sends them to the same place.
-  return firstSeq % topic.partitions;
-}
-
-/** The record's own headers plus Tally's identity (the sender adds `tally.session`). */
-function stamp(
-  record: RecordInput,
-  request: PublishRequest,
-  seq: number,
-): OutgoingRecord['headers'] {
-  const headers: Record<string, Buffer | Buffer[]> = {};
-  for (const { name, value } of record.headers) {
-    const existing = headers[name];
-    if (existing === undefined) headers[name] = value;
-    else headers[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
-  }
-  headers['tally.stream'] = Buffer.from(request.stream);
-  headers['tally.seq'] = Buffer.from(String(seq));
-  if (request.idempotencyKey !== undefined) {
-    headers['tally.idempotency-key'] = Buffer.from(request.idempotencyKey);
-  }
-  return headers;
-}
-
 export function createPublisher(ports: PublisherPorts) {
   async function reserve(request: PublishRequest, count: number): Promise<Reservation> {
     const key = request.idempotencyKey;
@@ -158,6 +70,7 @@ export function createPublisher(ports: PublisherPorts) {
         stream: request.stream,
         topic: request.topic,
         count,
+        timestamp: request.now,
         firstSeq: await ports.allocator.allocate(request.stream, count),
       } satisfies Reservation);
     const stored =
@@ -171,6 +84,56 @@ export function createPublisher(ports: PublisherPorts) {
       );
     }
     return stored;
+  }
+
+  /** Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded. */
+  async function sendAndRecord(
+    request: PublishRequest,
+    firstSeq: number,
+    planned: readonly PlannedRecord[],
+    warnings: string[],
+  ): Promise<RecordOutcome[]> {
+    const session = await ports.sender.session();
+    const block = (outcomes: RecordOutcome[], sentBy: string) => ({
+      stream: request.stream,
+      firstSeq,
+      topic: request.topic,
+      session: sentBy,
+      idempotencyKey: request.idempotencyKey,
+      outcomes,
+    });
+    const inFlight: RecordOutcome = {
+      status: 'UNKNOWN',
+      message: `sent by session ${session}, no answer recorded`,
+    };
+    await ports.ledger.write(
+      block(
+        planned.map((p) => p.kept ?? inFlight),
+        session,
+      ),
+    );
+    const toSend = planned.filter((p) => p.kept === undefined);
+    const sent = await ports.sender.send(
+      request.topic,
+      toSend.map((p) => ({
+        partition: p.partition,
+        key: p.input.key?.bytes ?? null,
+        value: p.input.value?.bytes ?? null,
+        headers: stamp(p.input, request, p.seq),
+        timestamp: p.timestamp,
+      })),
+      request.deadline,
+    );
+    const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
+    const final = planned.map((p) => p.kept ?? outcomes.get(p.seq) ?? inFlight);
+    try {
+      await ports.ledger.write(block(final, sent.session));
+    } catch (error) {
+      warnings.push(
+        `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
+      );
+    }
+    return final;
   }
 
   async function publish(request: PublishRequest): Promise<PublishResult> {
@@ -201,64 +164,25 @@ export function createPublisher(ports: PublisherPorts) {
       request.idempotencyKey === undefined
         ? undefined
         : await ports.ledger.find(request.stream, reservation.firstSeq);
-    const session = await ports.sender.session();
-    const planned = accepted.map((input, i) => {
-      const seq = reservation.firstSeq + i;
+    const planned: PlannedRecord[] = accepted.map((input, i) => {
       const before = previous?.outcomes[i];
       return {
         input,
-        seq,
+        seq: reservation.firstSeq + i,
         partition: choosePartition(input, topic, reservation.firstSeq),
-        timestamp: input.timestamp ?? request.now,
-        alreadyAcked: before?.status === 'ACKED' ? before : undefined,
+        timestamp: input.timestamp ?? reservation.timestamp,
+        // A retry keeps what cannot change: written records, and refusals a resend would repeat.
+        kept: before && (before.status === 'ACKED' || !isRetriable(before)) ? before : undefined,
       };
     });
-    const toSend = planned.filter((p) => p.alreadyAcked === undefined);
-    const block = (outcomes: RecordOutcome[], session: string) => ({
-      stream: request.stream,
-      firstSeq: reservation.firstSeq,
-      topic: request.topic,
-      session,
-      idempotencyKey: request.idempotencyKey,
-      outcomes,
-    });
-
-    // Recorded before anything is sent: a record in flight is never missing from the ledger.
-    const inFlight: RecordOutcome = {
-      status: 'UNKNOWN',
-      message: `sent by session ${session}, no answer recorded`,
-    };
-    await ports.ledger.write(
-      block(
-        planned.map((p) => p.alreadyAcked ?? inFlight),
-        session,
-      ),
-    );
-    const sent = await ports.sender.send(
-      request.topic,
-      toSend.map((p) => ({
-        partition: p.partition,
-        key: p.input.key?.bytes ?? null,
-        value: p.input.value?.bytes ?? null,
-        headers: stamp(p.input, request, p.seq),
-        timestamp: p.timestamp,
-      })),
-      request.deadline,
-    );
-    const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
-    const final = planned.map((p) => p.alreadyAcked ?? outcomes.get(p.seq) ?? inFlight);
-    try {
-      await ports.ledger.write(block(final, sent.session));
-    } catch (error) {
-      warnings.push(
-        `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
-      );
-    }
+    const final = planned.some((p) => p.kept === undefined)
+      ? await sendAndRecord(request, reservation.firstSeq, planned, warnings)
+      : planned.map((p) => p.kept as RecordOutcome);
 
     let next = 0;
     const results: RecordResult[] = checked.map((record) => {
       if (!('headers' in record)) return { kind: 'rejected', error: record };
-      const p = planned[next] as (typeof planned)[number];
+      const p = planned[next] as PlannedRecord;
       const outcome = final[next] as RecordOutcome;
       next++;
       return {

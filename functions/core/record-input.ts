@@ -68,7 +68,7 @@ export function parseData(input: unknown, field: string): RecordData {
   if (typeof type !== 'string' || !(DATA_TYPES as readonly string[]).includes(type)) {
     invalid(`${field}.type`, `must be one of ${DATA_TYPES.join(', ')}`);
   }
-  if (!('data' in input)) invalid(`${field}.data`, 'is required (null for a Kafka null)');
+  if (input.data === undefined) invalid(`${field}.data`, 'is required (null for a Kafka null)');
   const data = input.data;
   if (data === null) return { type: type as DataType, bytes: null };
   switch (type as DataType) {
@@ -118,6 +118,18 @@ export function parseTimestamp(input: unknown, field: string): number | undefine
   if (typeof input !== 'string' || !ISO_8601.test(input)) {
     invalid(field, 'must be an ISO-8601 date-time with a zone, e.g. 2026-11-29T16:00:00Z');
   }
+  // Date.parse rolls 2026-02-30 over into March: check the calendar fields ourselves.
+  const [year, month, day, hour, minute, second = 0] = (input.match(/\d+/g) ?? []).map(Number);
+  const calendar = new Date(Date.UTC(year ?? 0, (month ?? 1) - 1, day ?? 1));
+  if (
+    calendar.getUTCMonth() + 1 !== month ||
+    calendar.getUTCDate() !== day ||
+    (hour ?? 0) > 23 ||
+    (minute ?? 0) > 59 ||
+    second > 59
+  ) {
+    invalid(field, `${input} is not a date-time that exists`);
+  }
   const epochMs = Date.parse(input);
   if (Number.isNaN(epochMs) || epochMs < 0) invalid(field, 'is not a valid date-time after 1970');
   return epochMs;
@@ -129,8 +141,9 @@ export function parseRecord(input: unknown, where = ''): RecordInput {
   rejectUnknownFields(input, RECORD_FIELDS, where);
   return {
     partition: parsePartition(input.partition_id, `${where}partition_id`),
-    key: input.key === undefined ? undefined : parseData(input.key, `${where}key`),
-    value: input.value === undefined ? undefined : parseData(input.value, `${where}value`),
+    // An absent or null key/value object means "no key"/"no value" (a Kafka null).
+    key: input.key == null ? undefined : parseData(input.key, `${where}key`),
+    value: input.value == null ? undefined : parseData(input.value, `${where}value`),
     headers: input.headers === undefined ? [] : parseHeaders(input.headers, `${where}headers`),
     timestamp: parseTimestamp(input.timestamp, `${where}timestamp`),
   };
@@ -141,7 +154,8 @@ export function estimatedRecordBytes(record: RecordInput): number {
   let size = 70; // record batch + record overhead
   size += record.key?.bytes?.length ?? 0;
   size += record.value?.bytes?.length ?? 0;
-  for (const header of record.headers) size += header.name.length + (header.value?.length ?? 0) + 4;
+  for (const header of record.headers)
+    size += Buffer.byteLength(header.name) + header.value.length + 4;
   return size;
 }
 

@@ -7,12 +7,8 @@ import {
   PayloadTooLargeError,
 } from '../core/errors.js';
 import { isSettled } from '../core/outcomes.js';
-import {
-  checkTopic,
-  fingerprint,
-  type PublishRequest,
-  type PublishResult,
-} from '../core/publish.js';
+import type { PublishRequest, PublishResult } from '../core/publish.js';
+import { checkTopic, fingerprint } from '../core/publish-plan.js';
 import { bodyBytes, type HttpEvent, type HttpResponse, header } from '../platform/http.js';
 import { log } from '../platform/log.js';
 import type { PublishRuntime } from './runtime.js';

@@ -12,13 +12,12 @@ import {
 import { partitionForKey } from '../../functions/core/murmur2.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import {
-  checkTopic,
   createPublisher,
-  fingerprint,
   type PublishRequest,
   type PublishResult,
   type RecordResult,
 } from '../../functions/core/publish.js';
+import { checkTopic, fingerprint } from '../../functions/core/publish-plan.js';
 import type {
   Ledger,
   LedgerBlock,
@@ -657,6 +656,48 @@ describe('publish: Idempotency-Key', () => {
     expect([0, 1].map((i) => publishedAt(retry, i).outcome.status)).toEqual(['ACKED', 'ACKED']);
   });
 
+  it('writes no ledger block and sends nothing again when every record was already ACKED', async () => {
+    const { publisher, sender, ledger } = setup();
+    const records = [rec({ value: 'a' })];
+    await publisher.publish(request(records, { idempotencyKey: 'settled' }));
+    const writes = ledger.writes.length;
+    await publisher.publish(request(records, { idempotencyKey: 'settled' }));
+    expect(sender.calls).toHaveLength(1);
+    expect(ledger.writes.length).toBe(writes);
+  });
+
+  it('keeps a refusal that a resend would repeat (MESSAGE_TOO_LARGE) and resends the retriable ones', async () => {
+    const { publisher, sender } = setup();
+    const records = [rec({ value: 'a' }), rec({ value: 'b' })];
+    sender.responses.push(() => [
+      { status: 'FAILED', kafkaError: 'MESSAGE_TOO_LARGE', message: 'too big' },
+      { status: 'FAILED', kafkaError: 'NOT_ENOUGH_REPLICAS', message: 'not enough replicas' },
+    ]);
+    await publisher.publish(request(records, { idempotencyKey: 'partly-refused' }));
+    const retry = await publisher.publish(request(records, { idempotencyKey: 'partly-refused' }));
+    const resend = sender.calls[sender.calls.length - 1];
+    expect(resend?.records.map((r) => r.value?.toString())).toEqual(['b']);
+    expect(publishedAt(retry, 0).outcome).toMatchObject({
+      status: 'FAILED',
+      kafkaError: 'MESSAGE_TOO_LARGE',
+    });
+    expect(publishedAt(retry, 1).outcome.status).toBe('ACKED');
+  });
+
+  it("resends a record without its own timestamp with the first attempt's time", async () => {
+    const { publisher, sender } = setup();
+    const records = [rec({ value: 'a' })];
+    sender.responses.push(() => [{ status: 'UNKNOWN', message: 'timed out' }]);
+    await publisher.publish(request(records, { idempotencyKey: 'same-time' }));
+    await publisher.publish({
+      ...request(records, { idempotencyKey: 'same-time' }),
+      now: NOW + 60_000,
+    });
+    const [first, second] = sender.calls.map((call) => call.records[0]?.timestamp);
+    expect(first).toBe(NOW);
+    expect(second).toBe(NOW);
+  });
+
   it('refuses the same key with different records (422) and sends nothing', async () => {
     const { publisher, sender, allocator } = setup();
     await publisher.publish(request([rec({ value: 'a' })], { idempotencyKey: 'k' }));
@@ -686,6 +727,7 @@ describe('publish: Idempotency-Key', () => {
       topic: 'orders',
       firstSeq: 1,
       count: 2,
+      timestamp: req.now,
     });
   });
 

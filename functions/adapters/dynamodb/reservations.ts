@@ -5,18 +5,19 @@ import { dynamoDbUnavailable } from './client.js';
 
 function toReservation(item: Record<string, unknown> | undefined): Reservation | undefined {
   if (item === undefined) return undefined;
-  const { idempotencyKey, fingerprint, stream, topic, firstSeq, count } = item;
+  const { idempotencyKey, fingerprint, stream, topic, firstSeq, count, timestamp } = item;
   if (
     typeof idempotencyKey !== 'string' ||
     typeof fingerprint !== 'string' ||
     typeof stream !== 'string' ||
     typeof topic !== 'string' ||
     typeof firstSeq !== 'number' ||
-    typeof count !== 'number'
+    typeof count !== 'number' ||
+    typeof timestamp !== 'number'
   ) {
     throw new Error(`reservation ${String(idempotencyKey)} is malformed`);
   }
-  return { idempotencyKey, fingerprint, stream, topic, firstSeq, count };
+  return { idempotencyKey, fingerprint, stream, topic, firstSeq, count, timestamp };
 }
 
 /** Idempotency-Key → the sequence numbers its request was given, kept for `ttlSeconds`. */
