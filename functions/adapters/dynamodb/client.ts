@@ -19,7 +19,7 @@ export function createDynamoDbClients(options: DynamoDbOptions): {
   const client = new DynamoDBClient({
     region: options.region,
     maxAttempts: 2,
-    requestHandler: { connectionTimeout: 1000, requestTimeout: 3000 },
+    requestHandler: { connectionTimeout: 3000, requestTimeout: 5000 },
     ...(options.endpoint && {
       endpoint: options.endpoint,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
