@@ -13,8 +13,17 @@ export type RecordOutcome =
 
 export type OutcomeStatus = RecordOutcome['status'];
 
-/** Kafka errors that mean "too big": the caller must change the record, not retry it. */
-const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
+/** Kafka refusals a resend would repeat, and the HTTP status that says what to change. */
+const PERMANENT: Readonly<Record<string, number>> = {
+  MESSAGE_TOO_LARGE: 413,
+  RECORD_LIST_TOO_LARGE: 413,
+  INVALID_TIMESTAMP: 422,
+  INVALID_RECORD: 422,
+  POLICY_VIOLATION: 422,
+  UNSUPPORTED_FOR_MESSAGE_FORMAT: 422,
+  TOPIC_AUTHORIZATION_FAILED: 403,
+  CLUSTER_AUTHORIZATION_FAILED: 403,
+};
 
 /** HTTP status and Confluent-style error_code for an outcome. */
 export function outcomeStatusCode(outcome: RecordOutcome): number {
@@ -22,7 +31,7 @@ export function outcomeStatusCode(outcome: RecordOutcome): number {
     case 'ACKED':
       return 200;
     case 'FAILED':
-      return TOO_LARGE.has(outcome.kafkaError) ? 413 : 502;
+      return PERMANENT[outcome.kafkaError] ?? 502;
     case 'NOT_SENT':
       return 503;
     case 'UNKNOWN':
@@ -32,7 +41,7 @@ export function outcomeStatusCode(outcome: RecordOutcome): number {
 
 /** Whether retrying the same request (same Idempotency-Key) can change the outcome. */
 export function isRetriable(outcome: RecordOutcome): boolean {
-  if (outcome.status === 'FAILED') return !TOO_LARGE.has(outcome.kafkaError);
+  if (outcome.status === 'FAILED') return PERMANENT[outcome.kafkaError] === undefined;
   return outcome.status !== 'ACKED';
 }
 

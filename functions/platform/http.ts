@@ -68,7 +68,8 @@ function errorsToHttp(): MiddlewareObj<HttpEvent, HttpResponse> {
   return {
     onError: async (request) => {
       const { error } = request;
-      const status = error instanceof TallyError ? error.status : 500;
+      request.response = errorResponse(error, request.context.awsRequestId);
+      const status = request.response.statusCode ?? 500;
       log(status >= 500 ? 'error' : 'info', 'request failed', {
         route: request.event.routeKey,
         requestId: request.context.awsRequestId,
@@ -76,7 +77,6 @@ function errorsToHttp(): MiddlewareObj<HttpEvent, HttpResponse> {
         error:
           error instanceof Error ? { name: error.name, message: error.message } : String(error),
       });
-      request.response = errorResponse(error, request.context.awsRequestId);
     },
   };
 }

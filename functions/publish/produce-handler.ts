@@ -11,8 +11,8 @@ import { publishRuntime } from './runtime.js';
 export const handler = httpHandler(async (event, context) => {
   const rt = await publishRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
-  await checkCluster(rt, clusterId);
   const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));
+  await checkCluster(rt, clusterId, options.deadline);
   const values = parseJsonSequence(bodyText(event, rt));
   if (values.length === 0) {
     throw new UnprocessableInputError('body: at least one record is required', { field: 'body' });

@@ -70,8 +70,12 @@ export function bodyText(event: HttpEvent, rt: PublishRuntime): string {
   return bytes.toString('utf8');
 }
 
-export async function checkCluster(rt: PublishRuntime, clusterId: string): Promise<void> {
-  const actual = await rt.catalog.clusterId();
+export async function checkCluster(
+  rt: PublishRuntime,
+  clusterId: string,
+  deadline?: Deadline,
+): Promise<void> {
+  const actual = await rt.catalog.clusterId(deadline);
   if (clusterId !== actual) {
     throw new NotFoundError(
       `cluster_id: cluster ${clusterId} not found (this API serves ${actual})`,

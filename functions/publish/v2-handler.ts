@@ -19,7 +19,7 @@ export const handler = httpHandler(async (event, context) => {
     });
   }
   const records = parseV2Body(values[0], format, rt.config.maxBatchEntries);
-  const clusterId = await rt.catalog.clusterId();
+  const clusterId = await rt.catalog.clusterId(options.deadline);
   return runPublish(rt, { ...options, records }, context, (result) =>
     json(200, {
       key_schema_id: null,

@@ -77,8 +77,9 @@ export async function readBack(
   topic: string,
   count: number,
   timeoutMs = 30_000,
+  kafka = testKafka('tally-test-reader'),
 ): Promise<ReadRecord[]> {
-  const consumer = testKafka('tally-test-reader').consumer({ groupId: uniqueName('reader') });
+  const consumer = kafka.consumer({ groupId: uniqueName('reader') });
   const records: ReadRecord[] = [];
   await consumer.connect();
   try {

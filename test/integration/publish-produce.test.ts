@@ -205,6 +205,25 @@ describe('POST /v3/clusters/{cluster_id}/topics/{topic_name}/records', () => {
     expect(await totalRecords(admin, topic)).toBe(1);
   });
 
+  it('reports a broker refusal as FAILED with the Kafka error, and records it in the ledger', async () => {
+    // The topic refuses records more than an hour old: Kafka answers INVALID_TIMESTAMP.
+    const topic = await createTopic(admin, 1, { 'message.timestamp.before.max.ms': '3600000' });
+    const old = { value: { type: 'STRING', data: 'x' }, timestamp: '2020-01-01T00:00:00Z' };
+    const response = await api.produce(produceEvent(topic, old));
+    expect(response.statusCode).toBe(422);
+    const [report] = reportLines(response);
+    expect(report).toMatchObject({ error_code: 422, outcome: 'FAILED', retriable: false, seq: 1 });
+    expect(String(report?.message)).toContain('INVALID_TIMESTAMP');
+    const lookup = await api.lookup(
+      httpEvent({
+        pathParameters: { cluster_id: inject('kafkaClusterId') },
+        query: { stream: topic, seq: '1' },
+      }),
+    );
+    expect(JSON.parse(lookup.body).records[0]).toMatchObject({ outcome: 'FAILED' });
+    expect(await totalRecords(admin, topic)).toBe(0);
+  });
+
   it('answers the lookup: where a record landed, by stream and seq or by Idempotency-Key', async () => {
     const topic = await createTopic(admin, 1);
     await api.produce(

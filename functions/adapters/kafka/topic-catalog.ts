@@ -1,5 +1,5 @@
 import { type Admin, ConfigResourceTypes, type Kafka } from 'kafkajs';
-import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/deadline.js';
+import { beforeDeadline, Deadline, DeadlineExceeded } from '../../core/deadline.js';
 import { DependencyUnavailableError } from '../../core/errors.js';
 import type { TopicCatalog, TopicDescription } from '../../core/publish-ports.js';
 
@@ -24,6 +24,7 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
   let lastStart = Number.NEGATIVE_INFINITY;
   let refreshing: Promise<void> | undefined;
   const limits = new Map<string, number>();
+  let clusterId: Promise<string> | undefined;
 
   const connectedAdmin = () => {
     admin ??= (async () => {
@@ -95,7 +96,10 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
     return { partitions, maxMessageBytes: await maxMessageBytes(topic) };
   }
 
-  const catalog: TopicCatalog & { topics(): Promise<string[]>; clusterId(): Promise<string> } = {
+  const catalog: TopicCatalog & {
+    topics(): Promise<string[]>;
+    clusterId(deadline?: Deadline): Promise<string>;
+  } = {
     async describe(topic: string, deadline: Deadline) {
       try {
         return await beforeDeadline(lookUp(topic), deadline, 'reading topic metadata');
@@ -115,8 +119,29 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
       await refreshSince(Date.now() - options.ttlMs);
       return [...known.keys()];
     },
-    async clusterId() {
-      return (await (await connectedAdmin()).describeCluster()).clusterId;
+    /**
+     * The cluster's id never changes: asked once per container, then remembered. The request that
+     * asks waits no longer than its deadline (others share the answer).
+     */
+    async clusterId(deadline?: Deadline) {
+      clusterId ??= (async () => (await connectedAdmin()).describeCluster())()
+        .then((cluster) => cluster.clusterId)
+        .catch((error: unknown) => {
+          clusterId = undefined;
+          throw error;
+        });
+      try {
+        return await beforeDeadline(
+          clusterId,
+          deadline ?? new Deadline(Date.now() + 5000),
+          'describing the cluster',
+        );
+      } catch (error) {
+        throw new DependencyUnavailableError(
+          `Kafka did not say its cluster id (${String(error)}); nothing was sent`,
+          { cause: error, retryAfterSeconds: 1 },
+        );
+      }
     },
   };
   return catalog;
