@@ -51,6 +51,8 @@ export interface PublishConfig {
   readonly region: string;
   readonly kafka: KafkaSource;
   readonly dynamodbEndpoint: string | undefined;
+  /** Per DynamoDB attempt (two attempts): a DynamoDB that does not answer becomes a 503. */
+  readonly dynamodbTimeoutMs: number;
   readonly tables: {
     readonly streams: string;
     readonly ledger: string;
@@ -117,6 +119,7 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     region: optional(env, 'AWS_REGION') ?? 'us-east-1',
     kafka: kafkaSource(env),
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    dynamodbTimeoutMs: integer(env, 'TALLY_DYNAMODB_TIMEOUT_MS', 3000, 100, 60_000),
     tables: {
       streams: required(env, 'TALLY_STREAMS_TABLE'),
       ledger: required(env, 'TALLY_LEDGER_TABLE'),

@@ -35,6 +35,7 @@ async function build(config: PublishConfig) {
   const { client, documents } = createDynamoDbClients({
     endpoint: config.dynamodbEndpoint,
     region: config.region,
+    timeoutMs: config.dynamodbTimeoutMs,
   });
   const kafka = createKafkaClient({
     clientId: `tally-publish-${process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'local'}`,

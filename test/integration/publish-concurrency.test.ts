@@ -28,7 +28,12 @@ describe('sequence numbers across handler instances', () => {
   }
 
   it('gives 1,000 concurrent single-record requests over 4 instances seqs 1..1000, no gap, no repeat', async () => {
-    await usePublishEnv({ TALLY_MAX_CONCURRENT_REQUESTS: '1000' });
+    // 1,000 requests at once from one test process queue up at the local DynamoDB emulator (one
+    // Node process on two cores); in Lambda each container sends one request's calls at a time.
+    await usePublishEnv({
+      TALLY_MAX_CONCURRENT_REQUESTS: '1000',
+      TALLY_DYNAMODB_TIMEOUT_MS: '30000',
+    });
     const topic = await createTopic(admin, 3);
     const apis = await instances(4);
     const responses = await Promise.all(

@@ -2,13 +2,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { httpEvent } from '../helpers/http-event.js';
-import {
-  headerText,
-  loadHandlers,
-  produceEvent,
-  readBack,
-  reportLines,
-} from '../helpers/publish-client.js';
+import { headerText, loadHandlers, readBack, reportLines } from '../helpers/publish-client.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Seed 003: a broker that stops answering (a GC pause, here SIGSTOP) must turn into a definite

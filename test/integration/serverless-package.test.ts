@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,14 +57,41 @@ describe('serverless package (offline, no AWS credentials)', () => {
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('declares the health function on nodejs22.x behind GET /health', () => {
-    const fn = template.Resources.HealthLambdaFunction;
-    expect(fn?.Type).toBe('AWS::Lambda::Function');
-    expect(fn?.Properties).toMatchObject({
-      Runtime: 'nodejs22.x',
-      Handler: 'functions/health/handler.handler',
-    });
-    expect(template.Resources.HttpApiRouteGetHealth?.Properties.RouteKey).toBe('GET /health');
+  it('declares the publish functions on nodejs22.x behind their routes', () => {
+    const routes = {
+      Clusters: ['GET /v3/clusters', 'GET /v3/clusters/{cluster_id}'],
+      Produce: ['POST /v3/clusters/{cluster_id}/topics/{topic_name}/records'],
+      ProduceBatch: ['POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch'],
+      ProduceV2: ['POST /topics/{topic_name}'],
+      Lookup: ['GET /v3/clusters/{cluster_id}/records/lookup'],
+    };
+    const routeKeys = Object.values(template.Resources)
+      .filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Route')
+      .map((resource) => resource.Properties.RouteKey);
+    for (const [name, keys] of Object.entries(routes)) {
+      const fn = template.Resources[`${name}LambdaFunction`];
+      expect(fn?.Type, name).toBe('AWS::Lambda::Function');
+      expect(fn?.Properties.Runtime).toBe('nodejs22.x');
+      const variables = (fn?.Properties.Environment as { Variables: Record<string, unknown> })
+        .Variables;
+      expect(variables.TALLY_LEDGER_TABLE).toBe('kafka-tally-test-ledger');
+      for (const key of keys) expect(routeKeys).toContain(key);
+    }
+  });
+
+  it('grants DynamoDB actions on its own tables only, never "*"', () => {
+    const role = template.Resources.IamRoleLambdaExecution?.Properties as {
+      Policies: Array<{
+        PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> };
+      }>;
+    };
+    const statements = role.Policies.flatMap((policy) => policy.PolicyDocument.Statement);
+    const dynamodb = statements.filter((s) => s.Action.some((a) => a.startsWith('dynamodb:')));
+    expect(dynamodb.length).toBeGreaterThan(0);
+    for (const statement of dynamodb) {
+      expect(statement.Action).not.toContain('dynamodb:*');
+      expect(JSON.stringify(statement.Resource)).not.toContain('"*"');
+    }
   });
 
   it('declares every table of infra/resources/tables.yml with its key schema', () => {
@@ -77,19 +104,23 @@ describe('serverless package (offline, no AWS credentials)', () => {
   });
 
   it('bundles each function with esbuild into a self-contained ES module that runs', async () => {
-    const entries = readZip(readFileSync(join(artifacts, 'health.zip')));
-    const bundle = entries.get('functions/health/handler.mjs');
+    const entries = readZip(readFileSync(join(artifacts, 'clusters.zip')));
+    const bundle = entries.get('functions/publish/clusters-handler.mjs');
     expect(bundle).toBeDefined();
     expect([...entries.keys()].some((name) => name.includes('node_modules/'))).toBe(false);
-    // Run it in a plain Node process, with nothing but the bundle on disk.
-    const file = join(work, 'handler.mjs');
+    // Load it in a plain Node process with only the bundle and, as in Lambda's runtime, the AWS
+    // SDK: without Kafka settings it must refuse to start, naming the variable (a loud cold start).
+    mkdirSync(join('node_modules', '.cache'), { recursive: true });
+    const dir = mkdtempSync(join('node_modules', '.cache', 'tally-bundle-'));
+    const file = resolve(dir, 'handler.mjs');
     writeFileSync(file, bundle as Buffer);
-    const { stdout } = await run(process.execPath, [
-      '--input-type=module',
-      '-e',
-      `const { handler } = await import(${JSON.stringify(pathToFileURL(file).href)});
-       process.stdout.write(JSON.stringify(await handler({}, {})));`,
-    ]);
-    expect(JSON.parse(stdout)).toMatchObject({ statusCode: 200 });
+    const started = run(
+      process.execPath,
+      ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`],
+      { env: { PATH: process.env.PATH } },
+    );
+    await expect(started).rejects.toMatchObject({
+      stderr: expect.stringContaining('KAFKA_BROKERS'),
+    });
   });
 });

@@ -6,6 +6,8 @@ export interface DynamoDbOptions {
   /** A local DynamoDB API (dynalite, DynamoDB Local) instead of AWS. */
   readonly endpoint: string | undefined;
   readonly region: string;
+  /** Per attempt, connection and answer alike. */
+  readonly timeoutMs: number;
 }
 
 /**
@@ -19,7 +21,7 @@ export function createDynamoDbClients(options: DynamoDbOptions): {
   const client = new DynamoDBClient({
     region: options.region,
     maxAttempts: 2,
-    requestHandler: { connectionTimeout: 3000, requestTimeout: 5000 },
+    requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs },
     ...(options.endpoint && {
       endpoint: options.endpoint,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
