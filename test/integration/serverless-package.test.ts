@@ -72,8 +72,8 @@ describe('serverless package (offline, no AWS credentials)', () => {
       const fn = template.Resources[`${name}LambdaFunction`];
       expect(fn?.Type, name).toBe('AWS::Lambda::Function');
       expect(fn?.Properties.Runtime).toBe('nodejs22.x');
-      const variables = (fn?.Properties.Environment as { Variables: Record<string, unknown> })
-        .Variables;
+      const environment = fn?.Properties.Environment as { Variables: Record<string, unknown> };
+      const variables = environment.Variables;
       expect(variables.TALLY_LEDGER_TABLE).toBe('kafka-tally-test-ledger');
       for (const key of keys) expect(routeKeys).toContain(key);
     }
