@@ -1,5 +1,5 @@
 import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testKafka } from '../helpers/kafka.js';
 import { createTopic, loadHandlers, produceEvent, reportLines } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
@@ -75,5 +75,28 @@ describe('bad topics never slow down healthy ones', () => {
       // kafkajs would wait for metadata retries (seconds); Confluent REST Proxy waits 60 s.
       expect(ms).toBeLessThan(2000);
     }
+  });
+});
+
+describe('topic allow-list', () => {
+  const admin: Admin = testKafka('tally-test-allow-list').admin();
+  beforeAll(() => admin.connect());
+  afterAll(async () => {
+    delete process.env.TALLY_TOPIC_ALLOW_LIST;
+    await admin.disconnect();
+  });
+
+  it('publishes to allowed topics (metadata warmed at init) and refuses others with 403', async () => {
+    const allowed = await createTopic(admin, 1);
+    const other = await createTopic(admin, 1);
+    await usePublishEnv({ TALLY_TOPIC_ALLOW_LIST: `audit-*, ${allowed}` });
+    vi.resetModules();
+    const api = await loadHandlers();
+    const record = { value: { type: 'STRING', data: 'v' } };
+    const ok = await api.produce(produceEvent(allowed, record));
+    expect(ok.statusCode).toBe(200);
+    const refused = await api.produce(produceEvent(other, record));
+    expect(refused.statusCode).toBe(403);
+    expect(JSON.parse(refused.body).message).toContain('allow-list');
   });
 });
