@@ -2,18 +2,12 @@
 // 207 with the entries that were acknowledged and those that were not.
 import { parseBatch } from '../core/batch-input.js';
 import { InvalidInputError } from '../core/errors.js';
-import { parseJsonSequence } from '../core/json-stream.js';
 import { recordReport } from '../core/reports.js';
-import { httpHandler, json, pathParameter } from '../platform/http.js';
-import { bodyText, checkCluster, requestOptions, runPublish } from './request.js';
-import { publishRuntime } from './runtime.js';
+import { httpHandler, json } from '../platform/http.js';
+import { beginV3Produce, runPublish } from './request.js';
 
 export const handler = httpHandler(async (event, context) => {
-  const rt = await publishRuntime();
-  const clusterId = pathParameter(event, 'cluster_id');
-  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));
-  await checkCluster(rt, clusterId, options.deadline);
-  const values = parseJsonSequence(bodyText(event, rt));
+  const { rt, clusterId, options, values } = await beginV3Produce(event, context);
   if (values.length !== 1) {
     throw new InvalidInputError('body: must be exactly one JSON object {entries: [...]}', {
       field: 'body',

@@ -1,19 +1,13 @@
 // POST /v3/clusters/{cluster_id}/topics/{topic_name}/records — REST Proxy v3 produce: one record
 // object, or several concatenated (streaming), each answered by a report line.
 import { UnprocessableInputError } from '../core/errors.js';
-import { parseJsonSequence } from '../core/json-stream.js';
 import { parseRecordOrError } from '../core/record-input.js';
 import { httpStatusOf, recordReport } from '../core/reports.js';
-import { httpHandler, pathParameter } from '../platform/http.js';
-import { bodyText, checkCluster, requestOptions, runPublish } from './request.js';
-import { publishRuntime } from './runtime.js';
+import { httpHandler } from '../platform/http.js';
+import { beginV3Produce, runPublish } from './request.js';
 
 export const handler = httpHandler(async (event, context) => {
-  const rt = await publishRuntime();
-  const clusterId = pathParameter(event, 'cluster_id');
-  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));
-  await checkCluster(rt, clusterId, options.deadline);
-  const values = parseJsonSequence(bodyText(event, rt));
+  const { rt, clusterId, options, values } = await beginV3Produce(event, context);
   if (values.length === 0) {
     throw new UnprocessableInputError('body: at least one record is required', { field: 'body' });
   }

@@ -6,12 +6,19 @@ import {
   OverloadedError,
   PayloadTooLargeError,
 } from '../core/errors.js';
+import { parseJsonSequence } from '../core/json-stream.js';
 import { isSettled } from '../core/outcomes.js';
 import type { PublishRequest, PublishResult } from '../core/publish.js';
 import { checkTopic, fingerprint } from '../core/publish-plan.js';
-import { bodyBytes, type HttpEvent, type HttpResponse, header } from '../platform/http.js';
+import {
+  bodyBytes,
+  type HttpEvent,
+  type HttpResponse,
+  header,
+  pathParameter,
+} from '../platform/http.js';
 import { log } from '../platform/log.js';
-import type { PublishRuntime } from './runtime.js';
+import { type PublishRuntime, publishRuntime } from './runtime.js';
 
 // What every publish route shares: headers, body limits, cluster check, and the guarded run.
 
@@ -119,4 +126,14 @@ export async function runPublish(
   } finally {
     inFlight--;
   }
+}
+
+/** The start every v3 produce route shares: runtime, cluster, topic, headers, JSON values. */
+export async function beginV3Produce(event: HttpEvent, context: Context | undefined) {
+  const rt = await publishRuntime();
+  const clusterId = pathParameter(event, 'cluster_id');
+  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));
+  await checkCluster(rt, clusterId, options.deadline);
+  const values = parseJsonSequence(bodyText(event, rt));
+  return { rt, clusterId, options, values };
 }
