@@ -1,5 +1,7 @@
 // Typed errors shared by every function. `name` is stable (Step Functions Retry/Catch match on
 // it), `status` is the HTTP status, `errorCode` the Confluent-style error_code in bodies.
+// Messages are written for the caller: a 4xx names the field at fault, a 5xx says what is known
+// about the outcome ("nothing was sent"). Vendor error text stays in `cause`, which is logged.
 
 export interface TallyErrorOptions {
   readonly cause?: unknown;
@@ -28,11 +30,6 @@ export abstract class TallyError extends Error {
 
   get errorCode(): number {
     return this.#errorCode ?? this.status;
-  }
-
-  /** Client errors carry a message meant for the caller; server errors are described generically. */
-  get exposed(): boolean {
-    return this.status < 500;
   }
 }
 

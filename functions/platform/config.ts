@@ -105,7 +105,8 @@ function kafkaSource(env: Env): KafkaSource {
     });
   }
   for (const broker of brokers) {
-    if (!/^[^\s:]+:\d{1,5}$/.test(broker)) {
+    const port = Number(broker.slice(broker.lastIndexOf(':') + 1));
+    if (!/^[^\s:]+:\d{1,5}$/.test(broker) || port < 1 || port > 65_535) {
       throw new ConfigurationError(`KAFKA_BROKERS: "${broker}" is not host:port`, {
         field: 'KAFKA_BROKERS',
       });

@@ -46,7 +46,7 @@ export function errorResponse(error: unknown, requestId: string | undefined): Ht
       error.status,
       {
         error_code: error.errorCode,
-        message: error.exposed ? error.message : `${error.message}`,
+        message: error.message,
         retriable: error.retriable,
         ...(error.field && { field: error.field }),
       },

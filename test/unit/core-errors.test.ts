@@ -19,38 +19,24 @@ type ErrorClass = new (
   options?: ConstructorParameters<typeof InvalidInputError>[1],
 ) => TallyError;
 
-const table: ReadonlyArray<readonly [ErrorClass, string, string, number, boolean, boolean]> = [
-  [InvalidInputError, 'InvalidInputError', 'INVALID_INPUT', 400, false, true],
-  [UnprocessableInputError, 'UnprocessableInputError', 'UNPROCESSABLE_INPUT', 422, false, true],
-  [PayloadTooLargeError, 'PayloadTooLargeError', 'PAYLOAD_TOO_LARGE', 413, false, true],
-  [
-    UnsupportedMediaTypeError,
-    'UnsupportedMediaTypeError',
-    'UNSUPPORTED_MEDIA_TYPE',
-    415,
-    false,
-    true,
-  ],
-  [NotFoundError, 'NotFoundError', 'NOT_FOUND', 404, false, true],
-  [ForbiddenError, 'ForbiddenError', 'FORBIDDEN', 403, false, true],
-  [ConflictError, 'ConflictError', 'CONFLICT', 409, true, true],
-  [OverloadedError, 'OverloadedError', 'OVERLOADED', 429, true, true],
-  [
-    DependencyUnavailableError,
-    'DependencyUnavailableError',
-    'DEPENDENCY_UNAVAILABLE',
-    503,
-    true,
-    false,
-  ],
-  [DependencyFailedError, 'DependencyFailedError', 'DEPENDENCY_FAILED', 500, true, false],
-  [ConfigurationError, 'ConfigurationError', 'CONFIGURATION', 500, false, false],
+const table: ReadonlyArray<readonly [ErrorClass, string, string, number, boolean]> = [
+  [InvalidInputError, 'InvalidInputError', 'INVALID_INPUT', 400, false],
+  [UnprocessableInputError, 'UnprocessableInputError', 'UNPROCESSABLE_INPUT', 422, false],
+  [PayloadTooLargeError, 'PayloadTooLargeError', 'PAYLOAD_TOO_LARGE', 413, false],
+  [UnsupportedMediaTypeError, 'UnsupportedMediaTypeError', 'UNSUPPORTED_MEDIA_TYPE', 415, false],
+  [NotFoundError, 'NotFoundError', 'NOT_FOUND', 404, false],
+  [ForbiddenError, 'ForbiddenError', 'FORBIDDEN', 403, false],
+  [ConflictError, 'ConflictError', 'CONFLICT', 409, true],
+  [OverloadedError, 'OverloadedError', 'OVERLOADED', 429, true],
+  [DependencyUnavailableError, 'DependencyUnavailableError', 'DEPENDENCY_UNAVAILABLE', 503, true],
+  [DependencyFailedError, 'DependencyFailedError', 'DEPENDENCY_FAILED', 500, true],
+  [ConfigurationError, 'ConfigurationError', 'CONFIGURATION', 500, false],
 ];
 
 describe('TallyError classes', () => {
   it.each(table)(
-    '%o has name %s, code %s, status %i, retriable %s, exposed %s',
-    (ErrorType, name, code, status, retriable, exposed) => {
+    '%o has name %s, code %s, status %i, retriable %s',
+    (ErrorType, name, code, status, retriable) => {
       const error = new ErrorType('what went wrong');
       expect(error).toBeInstanceOf(Error);
       expect(error).toBeInstanceOf(TallyError);
@@ -60,7 +46,6 @@ describe('TallyError classes', () => {
       expect(error.status).toBe(status);
       expect(error.errorCode).toBe(status);
       expect(error.retriable).toBe(retriable);
-      expect(error.exposed).toBe(exposed);
       expect(error.message).toBe('what went wrong');
       expect(error.field).toBeUndefined();
       expect(error.retryAfterSeconds).toBeUndefined();

@@ -33,9 +33,12 @@ export function createDynamoDbClients(options: DynamoDbOptions): {
   return { client, documents };
 }
 
-/** Translates an SDK failure into ours, saying what was being done. */
+/**
+ * Translates an SDK failure into ours, saying what was being done; the SDK's own message stays
+ * in `cause` (logged, not sent to callers).
+ */
 export function dynamoDbUnavailable(doing: string, error: unknown): DependencyUnavailableError {
-  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const detail = error instanceof Error ? error.name : 'unknown error';
   return new DependencyUnavailableError(`DynamoDB did not answer while ${doing} (${detail})`, {
     cause: error,
     retryAfterSeconds: 1,

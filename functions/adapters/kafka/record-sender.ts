@@ -65,7 +65,8 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     try {
       await beforeDeadline(session.connected, deadline, 'connecting to Kafka');
     } catch (error) {
-      if (!(error instanceof DeadlineExceeded)) retire(session, `connect failed: ${String(error)}`);
+      // A connect that failed or hangs is not waited on again: the next send starts afresh.
+      retire(session, `connect ${error instanceof DeadlineExceeded ? 'timed out' : 'failed'}`);
       return all({
         status: 'NOT_SENT',
         message: `not connected to Kafka: ${(error as Error).message}`,

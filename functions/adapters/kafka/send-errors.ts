@@ -61,9 +61,13 @@ export function classifySendFailure(error: unknown, partitionCount: number): Sen
   if (FATAL.has(type)) {
     return { outcome: { status: 'UNKNOWN', message }, replaceProducer: true };
   }
-  // One partition's batch refused means those records were not written. With several
-  // partitions kafkajs does not say which one was refused, so the others stay UNKNOWN.
-  if (REFUSALS.has(type) && partitionCount === 1) {
+  // One partition's batch refused on the first answer means it was not written. After retries
+  // an earlier attempt may have landed (a resend can be refused by the ISR check before the
+  // duplicate check), and with several partitions kafkajs does not say which one was refused:
+  // both stay UNKNOWN.
+  const retried =
+    (error as KafkaJsErrorShape | undefined)?.name === 'KafkaJSNumberOfRetriesExceeded';
+  if (REFUSALS.has(type) && partitionCount === 1 && !retried) {
     return {
       outcome: { status: 'FAILED', kafkaError: type, message },
       replaceProducer: type === 'UNKNOWN_TOPIC_OR_PARTITION',

@@ -20,10 +20,13 @@ export interface TopicCatalogOptions {
 export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
   let admin: Promise<Admin> | undefined;
   let known = new Map<string, number>(); // topic → partitions
-  let completedStart = Number.NEGATIVE_INFINITY; // start time of the last finished refresh
-  let lastStart = Number.NEGATIVE_INFINITY;
+  // Refreshes are numbered: "missing" must come from one that started after the question.
+  let started = 0;
+  let completed = 0;
+  let completedStartAt = Number.NEGATIVE_INFINITY; // for the TTL
+  let lastStartAt = Number.NEGATIVE_INFINITY; // for the spacing
   let refreshing: Promise<void> | undefined;
-  const limits = new Map<string, number>();
+  const limits = new Map<string, Promise<number>>();
   let clusterId: Promise<string> | undefined;
 
   const connectedAdmin = () => {
@@ -39,58 +42,69 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
   };
 
   const startRefresh = () => {
-    const startedAt = Date.now();
-    lastStart = startedAt;
-    refreshing = (async () => {
+    const number = ++started;
+    const startAt = Date.now();
+    lastStartAt = startAt;
+    const refresh = (async () => {
       const { topics } = await (await connectedAdmin()).fetchTopicMetadata();
-      known = new Map(topics.map((t) => [t.name, t.partitions.length]));
-      completedStart = startedAt;
+      if (number > completed) {
+        known = new Map(topics.map((t) => [t.name, t.partitions.length]));
+        completed = number;
+        completedStartAt = startAt;
+      }
     })().finally(() => {
-      refreshing = undefined;
+      if (refreshing === refresh) refreshing = undefined;
     });
-    return refreshing;
+    refreshing = refresh;
+    return refresh;
   };
 
   /**
-   * Waits for a metadata refresh that started at or after `since`, so "missing" is never an old
-   * answer; refreshes are shared by concurrent callers and started at most once per interval.
+   * Waits for a metadata refresh that starts after this call, so "missing" is never an answer
+   * older than the question. Concurrent callers share refreshes, started at most once per
+   * interval; a failed refresh rejects its waiters.
    */
-  const refreshSince = async (since: number): Promise<void> => {
-    while (completedStart < since) {
+  const refreshAfterNow = async (): Promise<void> => {
+    const needed = started + 1;
+    while (completed < needed) {
       if (refreshing) {
-        const startedLate = lastStart >= since;
         await refreshing;
-        if (startedLate) return;
         continue;
       }
-      const wait = lastStart + options.missRefreshIntervalMs - Date.now();
+      const wait = lastStartAt + options.missRefreshIntervalMs - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      if (!refreshing && completedStart < since) await startRefresh();
+      if (!refreshing && completed < needed) await startRefresh();
     }
   };
 
-  const maxMessageBytes = async (topic: string) => {
-    const cached = limits.get(topic);
-    if (cached !== undefined) return cached;
-    const { resources } = await (await connectedAdmin()).describeConfigs({
-      includeSynonyms: false,
-      resources: [
-        { type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] },
-      ],
-    });
-    const value = Number(resources[0]?.configEntries[0]?.configValue);
-    const limit =
-      Number.isFinite(value) && value > 0
-        ? Math.min(value, options.maxMessageBytes)
-        : options.maxMessageBytes;
-    limits.set(topic, limit);
+  const refreshIfStale = async () => {
+    if (Date.now() - completedStartAt > options.ttlMs) await refreshAfterNow();
+  };
+
+  const maxMessageBytes = (topic: string): Promise<number> => {
+    let limit = limits.get(topic);
+    if (limit === undefined) {
+      limit = (async () => {
+        const { resources } = await (await connectedAdmin()).describeConfigs({
+          includeSynonyms: false,
+          resources: [
+            { type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] },
+          ],
+        });
+        const value = Number(resources[0]?.configEntries[0]?.configValue);
+        return Number.isFinite(value) && value > 0
+          ? Math.min(value, options.maxMessageBytes)
+          : options.maxMessageBytes;
+      })();
+      limit.catch(() => limits.delete(topic));
+      limits.set(topic, limit);
+    }
     return limit;
   };
 
   async function lookUp(topic: string): Promise<TopicDescription | undefined> {
-    const asked = Date.now();
-    if (asked - completedStart > options.ttlMs) await refreshSince(asked - options.ttlMs);
-    if (!known.has(topic)) await refreshSince(asked);
+    await refreshIfStale();
+    if (!known.has(topic)) await refreshAfterNow();
     const partitions = known.get(topic);
     if (partitions === undefined) return undefined;
     return { partitions, maxMessageBytes: await maxMessageBytes(topic) };
@@ -105,7 +119,9 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
         return await beforeDeadline(lookUp(topic), deadline, 'reading topic metadata');
       } catch (error) {
         const why =
-          error instanceof DeadlineExceeded ? 'did not answer in time' : `failed: ${String(error)}`;
+          error instanceof DeadlineExceeded
+            ? 'did not answer in time'
+            : `failed (${error instanceof Error ? error.name : 'unknown error'})`;
         throw new DependencyUnavailableError(
           `Kafka metadata for ${topic} ${why}; nothing was sent`,
           {
@@ -116,7 +132,7 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
       }
     },
     async topics() {
-      await refreshSince(Date.now() - options.ttlMs);
+      await refreshIfStale();
       return [...known.keys()];
     },
     /**
@@ -138,7 +154,7 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
         );
       } catch (error) {
         throw new DependencyUnavailableError(
-          `Kafka did not say its cluster id (${String(error)}); nothing was sent`,
+          `Kafka did not say its cluster id (${error instanceof Error ? error.name : 'unknown error'}); nothing was sent`,
           { cause: error, retryAfterSeconds: 1 },
         );
       }

@@ -1,0 +1,714 @@
+// Publish benchmark: Tally's publish handlers (invoked in-process, as Lambda would) against a raw
+// kafkajs idempotent producer on the same broker, in the same run. It prints figures and never
+// fails on a number; it exits non-zero only when requests failed (their timings mean nothing).
+//
+//   node --import tsx bench/publish.ts                     everything (~1-2 min with the stack)
+//   node --import tsx bench/publish.ts --only single       single-record latency only
+//   node --import tsx bench/publish.ts --only batch        batch throughput only
+//   node --import tsx bench/publish.ts --only handler-single   the plain handler loop alone (for
+//                                                              --cpu-prof; see the window below)
+//
+// With KAFKA_BROKERS and DYNAMODB_ENDPOINT set, the running services are reused (fresh tables and
+// topics either way); otherwise a Kafka 3.9.1 broker and dynalite are started and stopped here.
+import { execFileSync } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ClientRequest } from 'node:http';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { build } from 'esbuild';
+import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
+import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
+import { httpEvent, lambdaContext } from '../test/helpers/http-event.js';
+
+type Mode = 'all' | 'single' | 'batch' | 'handler-single';
+type Response = { statusCode?: number; body?: string };
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
+
+const WARMUP = 50;
+const REQUESTS = 500;
+const ROUND = 50; // single-record modes alternate in rounds of this many sequential requests
+const BATCH_RECORDS = 1000;
+const BATCH_REPEATS = 5;
+const VALUE_SIZES = [100, 1024] as const;
+const SINGLE_VALUE_BYTES = 100;
+const PARTITIONS = 3;
+
+function parseMode(argv: readonly string[]): Mode {
+  const at = argv.indexOf('--only');
+  if (at === -1) return 'all';
+  const value = argv[at + 1];
+  if (value === 'single' || value === 'batch' || value === 'handler-single') return value;
+  throw new Error(`--only: single, batch or handler-single, got ${String(value)}`);
+}
+
+const mode = parseMode(process.argv.slice(2));
+const wallStart = performance.now();
+const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+const note = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+interface Latency {
+  readonly n: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly min: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
+}
+
+function latency(samples: readonly number[]): Latency {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50: round3(percentile(sorted, 0.5)),
+    p99: round3(percentile(sorted, 0.99)),
+    min: round3(sorted[0] ?? NaN),
+    max: round3(sorted[sorted.length - 1] ?? NaN),
+    mean: round3(sorted.reduce((sum, v) => sum + v, 0) / sorted.length),
+  };
+}
+
+type Spread = { readonly median: number; readonly min: number; readonly max: number };
+
+function spread(values: readonly number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    median: round3(percentile(sorted, 0.5)),
+    min: round3(sorted[0] ?? NaN),
+    max: round3(sorted[sorted.length - 1] ?? NaN),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where a request's time goes, measured outside the code under test: DynamoDB HTTP round trips
+// (seen through node:http's diagnostics channels; kafkajs uses raw sockets and is not seen) and
+// CPU time of this process and of the stack's processes (from /proc, when this run started them).
+
+interface DynamoCall {
+  readonly operation: string;
+  readonly ms: number;
+}
+
+const pendingHttp = new Map<ClientRequest, { operation: string; start: number }>();
+let dynamoCalls: DynamoCall[] = [];
+subscribe('http.client.request.start', (message) => {
+  const { request } = message as { request: ClientRequest };
+  const target = String(request.getHeader('x-amz-target') ?? 'http');
+  const operation = target.replace(/^DynamoDB_\d+\./, '');
+  pendingHttp.set(request, { operation, start: performance.now() });
+});
+subscribe('http.client.response.finish', (message) => {
+  const { request } = message as { request: ClientRequest };
+  const started = pendingHttp.get(request);
+  if (started === undefined) return;
+  pendingHttp.delete(request);
+  dynamoCalls.push({ operation: started.operation, ms: performance.now() - started.start });
+});
+
+const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux
+
+function childCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS; // utime + stime
+  } catch {
+    return undefined;
+  }
+}
+
+interface CpuSnapshot {
+  readonly self: number;
+  readonly children: Record<string, number | undefined>;
+}
+
+function cpuSnapshot(stack: LocalStack): CpuSnapshot {
+  const usage = process.cpuUsage();
+  const children: Record<string, number | undefined> = {};
+  for (const managed of stack.processes) {
+    const name = managed.name.startsWith('kafka')
+      ? 'kafkaBroker'
+      : managed.name.includes('dynalite')
+        ? 'dynalite'
+        : managed.name;
+    children[name] = childCpuMs(managed.pid);
+  }
+  return { self: (usage.user + usage.system) / 1000, children };
+}
+
+/** Per-mode accumulation of CPU and DynamoDB time over the rounds that mode ran. */
+class Account {
+  selfCpuMs = 0;
+  childCpuMs: Record<string, number> = {};
+  calls: DynamoCall[] = [];
+  requests = 0;
+
+  add(before: CpuSnapshot, after: CpuSnapshot, calls: readonly DynamoCall[], requests: number) {
+    this.selfCpuMs += after.self - before.self;
+    for (const [name, value] of Object.entries(after.children)) {
+      const was = before.children[name];
+      if (value === undefined || was === undefined) continue;
+      this.childCpuMs[name] = (this.childCpuMs[name] ?? 0) + value - was;
+    }
+    this.calls.push(...calls);
+    this.requests += requests;
+  }
+
+  summary() {
+    const per = (total: number) => round3(total / this.requests);
+    const byOperation: Record<string, { perRequest: number; p50Ms: number; meanMs: number }> = {};
+    for (const operation of [...new Set(this.calls.map((c) => c.operation))].sort()) {
+      const times = this.calls.filter((c) => c.operation === operation).map((c) => c.ms);
+      const stats = latency(times);
+      byOperation[operation] = {
+        perRequest: per(times.length),
+        p50Ms: stats.p50,
+        meanMs: stats.mean,
+      };
+    }
+    return {
+      cpuMsPerRequest: {
+        benchProcess: per(this.selfCpuMs),
+        ...Object.fromEntries(
+          Object.entries(this.childCpuMs).map(([name, total]) => [name, per(total)]),
+        ),
+      },
+      dynamodb: {
+        callsPerRequest: per(this.calls.length),
+        httpMsPerRequest: per(this.calls.reduce((sum, c) => sum + c.ms, 0)),
+        byOperation,
+      },
+    };
+  }
+}
+
+type AccountSummary = ReturnType<Account['summary']>;
+type SingleMode = 'handler' | 'handlerIdempotencyKey' | 'rawKafkajs' | 'rawSteps';
+type SingleFigures = { readonly latencyMs: Latency } & AccountSummary;
+type BatchSize = `value${(typeof VALUE_SIZES)[number]}B`;
+interface Throughput {
+  readonly recordsPerSecond: Spread;
+  readonly megabytesPerSecond: Spread;
+  readonly batchMs: Spread;
+}
+interface BatchFigures {
+  readonly records: number;
+  readonly valueBytes: number;
+  readonly payloadBytes: number;
+  readonly requestBodyBytes: number;
+  readonly handler: Throughput & AccountSummary;
+  readonly rawKafkajs: Throughput & AccountSummary;
+  /** handler batch time / raw batch time of the same repeat = raw throughput / handler's. */
+  readonly rawOverHandlerThroughputPerPair: Spread;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The handlers as Lambda runs them: one esbuild bundle with serverless.yml's options (ESM,
+// kafkajs and middy inside; target node20 as that is what runs here). The TypeScript sources
+// cannot be imported by Node directly: functions/adapters/kafka/topic-catalog.ts imports
+// `ConfigResourceTypes` from kafkajs, a CommonJS export Node's ESM loader does not detect.
+// The AWS SDK, external in the deployment (the Lambda runtime provides it), is bundled too so the
+// bundle can live outside the repository; it is the same pinned code either way.
+
+interface BundledHandlers {
+  readonly produce: Handler;
+  readonly batch: Handler;
+  readonly publishRuntime: typeof import('../functions/publish/runtime.js').publishRuntime;
+}
+
+async function bundleHandlers(): Promise<{ file: string; keep: boolean }> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), 'tally-bench-'));
+  const file = join(dir, 'handlers.mjs');
+  await build({
+    absWorkingDir: root,
+    stdin: {
+      contents: [
+        "export { handler as produce } from './functions/publish/produce-handler.js';",
+        "export { handler as batch } from './functions/publish/batch-handler.js';",
+        "export { publishRuntime } from './functions/publish/runtime.js';",
+      ].join('\n'),
+      resolveDir: root,
+      sourcefile: 'bench-entry.ts',
+      loader: 'ts',
+    },
+    bundle: true,
+    minify: false,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    outfile: file,
+    logLevel: 'warning',
+  });
+  // Under --cpu-prof the bundle is kept: bench/cpuprofile-summary.ts maps its lines to modules.
+  const keep = process.execArgv.some((arg) => arg.startsWith('--cpu-prof'));
+  return { file, keep };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup
+
+const startedAt = new Date();
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const reusing = Boolean(process.env.KAFKA_BROKERS?.trim() && process.env.DYNAMODB_ENDPOINT?.trim());
+const stack = await startLocalStack({
+  log: (line) => note(`stack: ${line}`),
+  tablePrefix: `bench-${runId}-`,
+});
+const stackReadyMs = performance.now() - wallStart;
+
+let exitCode = 0;
+let adminKafka: Kafka | undefined;
+const cleanups: Array<() => Promise<void>> = [];
+
+async function finish(): Promise<void> {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  if (!reusing) {
+    await stack.stop();
+    let java = '';
+    try {
+      java = execFileSync('pgrep', ['-a', 'java'], { encoding: 'utf8' }).trim();
+    } catch {
+      // pgrep exits 1 when nothing matches
+    }
+    note(java ? `java still running after stop:\n${java}` : 'stack stopped; no java process left');
+    if (java) exitCode = 1;
+  }
+}
+
+try {
+  Object.assign(process.env, {
+    KAFKA_BROKERS: stack.kafkaBrokers,
+    DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
+    TALLY_STREAMS_TABLE: stack.tables.StreamsTable,
+    TALLY_LEDGER_TABLE: stack.tables.LedgerTable,
+    TALLY_RESERVATIONS_TABLE: stack.tables.ReservationsTable,
+    TALLY_IDEMPOTENCY_TABLE: stack.tables.IdempotencyTable,
+    AWS_REGION: 'us-east-1',
+    LOG_LEVEL: 'error',
+    TALLY_MAX_BATCH_ENTRIES: String(BATCH_RECORDS),
+  });
+
+  adminKafka = new Kafka({
+    clientId: 'tally-bench',
+    brokers: stack.kafkaBrokers.split(','),
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = adminKafka.admin();
+  await admin.connect();
+  cleanups.push(() => admin.disconnect());
+  const topic = async (purpose: string) => {
+    const name = `bench-${purpose}-${runId}`;
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic: name, numPartitions: PARTITIONS }],
+    });
+    return name;
+  };
+
+  // Configuration is read when the modules load, as in Lambda: environment first.
+  const bundle = await bundleHandlers();
+  const handlers = (await import(pathToFileURL(bundle.file).href)) as BundledHandlers;
+  const produceHandler = handlers.produce;
+  const batchHandler = handlers.batch;
+  cleanups.push(async () => (await handlers.publishRuntime()).sender.close());
+  cleanups.push(async () => {
+    if (bundle.keep) note(`handler bundle kept for the profile: ${bundle.file}`);
+    else rmSync(dirname(bundle.file), { recursive: true, force: true });
+  });
+
+  const rawProducer: Producer = adminKafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+  });
+  await rawProducer.connect();
+  cleanups.push(() => rawProducer.disconnect());
+
+  const clusterId = stack.kafkaClusterId;
+  const value = (bytes: number, i: number) => `${i}:`.padEnd(bytes, 'x');
+  const invoke = async (handler: Handler, event: APIGatewayProxyEventV2) =>
+    (await handler(event, lambdaContext())) as Response;
+  const failures: Record<string, { count: number; first: string[] }> = {};
+  const fail = (what: string, detail: string) => {
+    const entry = failures[what] ?? { count: 0, first: [] };
+    failures[what] = entry;
+    entry.count++;
+    if (entry.first.length < 3) entry.first.push(detail.slice(0, 300));
+    exitCode = 1;
+  };
+
+  // -------------------------------------------------------------------------------------------
+  // 1, 2. Single-record latency
+
+  const singleModes: SingleMode[] =
+    mode === 'handler-single'
+      ? ['handler']
+      : ['handler', 'handlerIdempotencyKey', 'rawKafkajs', 'rawSteps'];
+
+  // The handler's I/O without Tally: the same DynamoDB client settings (runtime.ts, client.ts) and
+  // the same four steps, done directly (sequence ADD, ledger pre-write, send, ledger final write).
+  const documents = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      region: 'us-east-1',
+      endpoint: stack.dynamodbEndpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 2,
+      requestHandler: { connectionTimeout: 3000, requestTimeout: 3000 },
+    }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
+  cleanups.push(async () => documents.destroy());
+  const rawSteps = async (topicName: string, message: Message) => {
+    const stream = `raw-steps-${runId}`;
+    const { Attributes } = await documents.send(
+      new UpdateCommand({
+        TableName: stack.tables.StreamsTable,
+        Key: { stream },
+        UpdateExpression: 'ADD lastSeq :count SET updatedAt = :now',
+        ExpressionAttributeValues: { ':count': 1, ':now': new Date().toISOString() },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    const seq = Number(Attributes?.lastSeq);
+    const ledger = (outcomes: unknown[]) =>
+      new PutCommand({
+        TableName: stack.tables.LedgerTable,
+        Item: {
+          stream,
+          seq,
+          count: 1,
+          lastSeq: seq,
+          topic: topicName,
+          session: 'raw',
+          outcomes: JSON.stringify(outcomes),
+          updatedAt: new Date().toISOString(),
+        },
+      });
+    await documents.send(ledger([['U', 'in flight']]));
+    const [meta] = await rawProducer.send({ topic: topicName, acks: -1, messages: [message] });
+    await documents.send(ledger([['A', meta?.partition, meta?.baseOffset]]));
+  };
+
+  async function single() {
+    const topics = {
+      handler: await topic('single-handler'),
+      handlerIdempotencyKey: await topic('single-idem'),
+      rawKafkajs: await topic('single-raw'),
+      rawSteps: await topic('single-raw-steps'),
+    } satisfies Record<SingleMode, string>;
+    let counter = 0;
+    /** One request; returns its latency in ms (the event is built outside the timing). */
+    const once = async (which: SingleMode): Promise<number> => {
+      const i = counter++;
+      const key = `k-${i}`;
+      const text = value(SINGLE_VALUE_BYTES, i);
+      if (which === 'rawKafkajs') {
+        const message: Message = { key, value: text };
+        const start = performance.now();
+        await rawProducer
+          .send({ topic: topics.rawKafkajs, acks: -1, messages: [message] })
+          .catch((error: unknown) => fail(which, String(error)));
+        return performance.now() - start;
+      }
+      if (which === 'rawSteps') {
+        const start = performance.now();
+        await rawSteps(topics.rawSteps, { key, value: text }).catch((error: unknown) =>
+          fail(which, String(error)),
+        );
+        return performance.now() - start;
+      }
+      const event = httpEvent({
+        routeKey: 'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records',
+        pathParameters: { cluster_id: clusterId, topic_name: topics[which] },
+        headers: which === 'handler' ? {} : { 'idempotency-key': `bench-${runId}-${i}` },
+        body: JSON.stringify({
+          key: { type: 'STRING', data: key },
+          value: { type: 'STRING', data: text },
+        }),
+      });
+      const start = performance.now();
+      const response = await invoke(produceHandler, event);
+      const ms = performance.now() - start;
+      if (response.statusCode !== 200) fail(which, `${response.statusCode}: ${response.body}`);
+      return ms;
+    };
+
+    note(`single: warm-up ${WARMUP} per mode (${singleModes.join(', ')})`);
+    for (const which of singleModes) for (let i = 0; i < WARMUP; i++) await once(which);
+
+    const samples: Record<SingleMode, number[]> = {
+      handler: [],
+      handlerIdempotencyKey: [],
+      rawKafkajs: [],
+      rawSteps: [],
+    };
+    const accounts: Record<SingleMode, Account> = {
+      handler: new Account(),
+      handlerIdempotencyKey: new Account(),
+      rawKafkajs: new Account(),
+      rawSteps: new Account(),
+    };
+    const windowStartUs = Number(process.hrtime.bigint() / 1000n);
+    for (let done = 0; done < REQUESTS; done += ROUND) {
+      for (const which of singleModes) {
+        dynamoCalls = [];
+        const before = cpuSnapshot(stack);
+        for (let i = 0; i < ROUND; i++) samples[which].push(await once(which));
+        accounts[which].add(before, cpuSnapshot(stack), dynamoCalls, ROUND);
+      }
+    }
+    const windowEndUs = Number(process.hrtime.bigint() / 1000n);
+    note(`single: ${REQUESTS} requests per mode done`);
+
+    const result: Partial<Record<SingleMode, SingleFigures>> = {};
+    for (const which of singleModes) {
+      result[which] = { latencyMs: latency(samples[which]), ...accounts[which].summary() };
+    }
+    return {
+      setup: {
+        warmupPerMode: WARMUP,
+        requestsPerMode: REQUESTS,
+        schedule: `sequential, one request at a time; modes alternate in rounds of ${ROUND}`,
+        record: `STRING key "k-<n>", STRING value of ${SINGLE_VALUE_BYTES} bytes`,
+        handler: 'produce-handler (v3 produce), in-process, API Gateway v2 event',
+        rawKafkajs: 'kafkajs 2.2.4 producer, idempotent, maxInFlightRequests 1, acks -1',
+        rawSteps:
+          "the handler's I/O done directly: UpdateItem (ADD), PutItem, the rawKafkajs send, PutItem, with the handler's DynamoDB client settings",
+        dynamodbNote:
+          'httpMsPerRequest: request written to response headers, summed over the calls (node:http diagnostics channels); excludes SDK work in this process',
+        cpuNote:
+          'cpuMsPerRequest: this process (handler or kafkajs client), and from /proc the stack processes this run started; CLK_TCK granularity 10 ms per round',
+        profileWindowUs: { start: windowStartUs, end: windowEndUs },
+      },
+      ...result,
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // 3. Batch throughput
+
+  async function batch() {
+    const out: Partial<Record<BatchSize, BatchFigures>> = {};
+    for (const bytes of VALUE_SIZES) {
+      const handlerTopic = await topic(`batch-${bytes}-handler`);
+      const rawTopic = await topic(`batch-${bytes}-raw`);
+      const keys = Array.from({ length: BATCH_RECORDS }, (_, i) => `k-${i}`);
+      const values = keys.map((_, i) => value(bytes, i));
+      const payloadBytes = keys.reduce((sum, k, i) => sum + k.length + (values[i]?.length ?? 0), 0);
+      const body = JSON.stringify({
+        entries: keys.map((key, i) => ({
+          id: `e${i}`,
+          key: { type: 'STRING', data: key },
+          value: { type: 'STRING', data: values[i] },
+        })),
+      });
+      const messages: Message[] = keys.map((key, i) => ({ key, value: values[i] ?? null }));
+
+      const handlerRun = async () => {
+        const event = httpEvent({
+          routeKey: 'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch',
+          pathParameters: { cluster_id: clusterId, topic_name: handlerTopic },
+          body,
+        });
+        const start = performance.now();
+        const response = await invoke(batchHandler, event);
+        const ms = performance.now() - start;
+        const failed =
+          response.statusCode !== 207
+            ? -1
+            : (JSON.parse(response.body ?? '{}') as { failures?: unknown[] }).failures?.length;
+        if (failed !== 0) fail(`batch-${bytes}`, `${response.statusCode}: ${response.body}`);
+        return ms;
+      };
+      const rawRun = async () => {
+        const start = performance.now();
+        await rawProducer
+          .send({ topic: rawTopic, acks: -1, messages })
+          .catch((error: unknown) => fail(`raw-batch-${bytes}`, String(error)));
+        return performance.now() - start;
+      };
+
+      await handlerRun(); // warm-up: topic metadata, first-batch allocations
+      await rawRun();
+      const handlerMs: number[] = [];
+      const rawMs: number[] = [];
+      const accounts = { handler: new Account(), rawKafkajs: new Account() };
+      for (let r = 0; r < BATCH_REPEATS; r++) {
+        for (const [which, run, into] of [
+          ['handler', handlerRun, handlerMs],
+          ['rawKafkajs', rawRun, rawMs],
+        ] as const) {
+          dynamoCalls = [];
+          const before = cpuSnapshot(stack);
+          into.push(await run());
+          accounts[which].add(before, cpuSnapshot(stack), dynamoCalls, 1);
+        }
+      }
+      const figures = (ms: readonly number[]): Throughput => ({
+        recordsPerSecond: spread(ms.map((t) => BATCH_RECORDS / (t / 1000))),
+        megabytesPerSecond: spread(ms.map((t) => payloadBytes / 1e6 / (t / 1000))),
+        batchMs: spread(ms),
+      });
+      const pairRatios = handlerMs.map((h, r) => h / (rawMs[r] ?? NaN));
+      out[`value${bytes}B`] = {
+        records: BATCH_RECORDS,
+        valueBytes: bytes,
+        payloadBytes,
+        requestBodyBytes: Buffer.byteLength(body),
+        handler: { ...figures(handlerMs), ...accounts.handler.summary() },
+        rawKafkajs: { ...figures(rawMs), ...accounts.rawKafkajs.summary() },
+        rawOverHandlerThroughputPerPair: spread(pairRatios),
+      };
+      note(`batch ${bytes} B: ${BATCH_REPEATS} repeats per side done`);
+    }
+    return {
+      setup: {
+        repeats: BATCH_REPEATS,
+        warmup: '1 batch per side, not counted',
+        schedule: 'handler and raw alternate, one batch at a time',
+        handler: 'batch-handler (records:batch, {entries:[{id,key,value}]}), in-process',
+        rawKafkajs: 'one producer.send of the same 1,000 messages, acks -1',
+        megabyte: '10^6 bytes of key + value payload (the handler also adds tally.* headers)',
+      },
+      ...out,
+    };
+  }
+
+  const single_ = mode === 'batch' ? undefined : await single();
+  const batch_ = mode === 'single' || mode === 'handler-single' ? undefined : await batch();
+
+  // -------------------------------------------------------------------------------------------
+  // 4. Ratios, 5. machine facts, output
+
+  const ratios: Record<string, number> = {};
+  const raw = single_?.rawKafkajs?.latencyMs;
+  if (raw) {
+    for (const which of ['handler', 'handlerIdempotencyKey'] as const) {
+      const own = single_?.[which]?.latencyMs;
+      if (!own) continue;
+      ratios[`${which}P50OverRawP50`] = round3(own.p50 / raw.p50);
+      ratios[`${which}P99OverRawP99`] = round3(own.p99 / raw.p99);
+    }
+  }
+  const steps = single_?.rawSteps?.latencyMs;
+  const plain = single_?.handler?.latencyMs;
+  if (steps && plain && raw) {
+    ratios.rawStepsP50OverRawP50 = round3(steps.p50 / raw.p50);
+    ratios.handlerP50OverRawStepsP50 = round3(plain.p50 / steps.p50);
+  }
+  if (batch_) {
+    for (const bytes of VALUE_SIZES) {
+      const figures = batch_[`value${bytes}B`];
+      if (!figures) continue;
+      ratios[`batch${bytes}BRawOverHandlerThroughput`] = round3(
+        figures.rawKafkajs.recordsPerSecond.median / figures.handler.recordsPerSecond.median,
+      );
+      ratios[`batch${bytes}BRawOverHandlerThroughputMedianOfPairs`] =
+        figures.rawOverHandlerThroughputPerPair.median;
+    }
+  }
+
+  const result = {
+    benchmark: 'kafka-tally publish',
+    mode,
+    date: startedAt.toISOString(),
+    machine: {
+      cores: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryGiB: round3(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      kafka: '3.9.1',
+      kafkaBroker: reusing ? `reused ${stack.kafkaBrokers}` : 'single-node KRaft, started here',
+      dynamodb: reusing ? `reused ${stack.dynamodbEndpoint}` : 'dynalite 4.0.0, started here',
+    },
+    single: single_,
+    batch: batch_,
+    ratios,
+    failures,
+    timingsMs: {
+      stackReady: Math.round(stackReadyMs),
+      total: Math.round(performance.now() - wallStart),
+    },
+  };
+
+  const json = JSON.stringify(result, null, 2);
+  process.stdout.write(`${json}\n`);
+  if (mode === 'all') {
+    const dir = new URL('./results/', import.meta.url);
+    mkdirSync(dir, { recursive: true });
+    const file = new URL(`publish-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`, dir);
+    writeFileSync(file, `${json}\n`);
+    note(`wrote ${file.pathname}`);
+  }
+  process.stderr.write(`\n${markdown(single_, batch_, ratios)}\n`);
+  if (Object.keys(failures).length > 0) note(`FAILED requests: ${JSON.stringify(failures)}`);
+} finally {
+  await finish();
+}
+process.exit(exitCode);
+
+function markdown(
+  single: Partial<Record<SingleMode, SingleFigures>> | undefined,
+  batch: Partial<Record<BatchSize, BatchFigures>> | undefined,
+  ratios: Record<string, number>,
+): string {
+  const lines: string[] = [];
+  if (single) {
+    lines.push(
+      '| single record (ms) | p50 | p99 | min | max | mean | DynamoDB calls/req | DynamoDB ms/req |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const which of ['handler', 'handlerIdempotencyKey', 'rawKafkajs', 'rawSteps'] as const) {
+      const entry = single[which];
+      if (!entry) continue;
+      const l = entry.latencyMs;
+      lines.push(
+        `| ${which} | ${l.p50} | ${l.p99} | ${l.min} | ${l.max} | ${l.mean} | ${entry.dynamodb.callsPerRequest} | ${entry.dynamodb.httpMsPerRequest} |`,
+      );
+    }
+    lines.push('');
+  }
+  if (batch) {
+    lines.push(
+      '| batch of 1,000 | records/s median (min–max) | MB/s median (min–max) |',
+      '|---|---:|---:|',
+    );
+    for (const bytes of VALUE_SIZES) {
+      const figures = batch[`value${bytes}B`];
+      if (!figures) continue;
+      for (const which of ['handler', 'rawKafkajs'] as const) {
+        const f = figures[which];
+        const r = f.recordsPerSecond;
+        const m = f.megabytesPerSecond;
+        lines.push(
+          `| ${bytes} B, ${which} | ${Math.round(r.median)} (${Math.round(r.min)}–${Math.round(r.max)}) | ${m.median.toFixed(2)} (${m.min.toFixed(2)}–${m.max.toFixed(2)}) |`,
+        );
+      }
+    }
+    lines.push('');
+  }
+  if (Object.keys(ratios).length > 0) {
+    lines.push('| ratio | value |', '|---|---:|');
+    for (const [name, ratio] of Object.entries(ratios)) lines.push(`| ${name} | ${ratio} |`);
+  }
+  return lines.join('\n');
+}

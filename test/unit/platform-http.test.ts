@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigurationError,
+  ConflictError,
+  DependencyFailedError,
+  DependencyUnavailableError,
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  OverloadedError,
+  PayloadTooLargeError,
+  type TallyError,
+  UnprocessableInputError,
+  UnsupportedMediaTypeError,
+} from '../../functions/core/errors.js';
+import {
+  baseUrl,
+  bodyBytes,
+  errorResponse,
+  type HttpEvent,
+  type HttpResponse,
+  header,
+} from '../../functions/platform/http.js';
+import { httpEvent } from '../helpers/http-event.js';
+
+function bodyOf(response: HttpResponse): Record<string, unknown> {
+  expect(response.headers?.['content-type']).toBe('application/json');
+  return JSON.parse(String(response.body)) as Record<string, unknown>;
+}
+
+/** An event whose headers are exactly `headers` (no lower-casing) and whose domain is `domain`. */
+function eventWith(headers: Record<string, string>, domain: string | undefined): HttpEvent {
+  const event = httpEvent();
+  return {
+    ...event,
+    headers,
+    requestContext: {
+      ...event.requestContext,
+      ...(domain === undefined ? {} : { domainName: domain }),
+    },
+  };
+}
+
+describe('errorResponse: Tally errors', () => {
+  it.each([
+    [InvalidInputError, 400, false],
+    [UnprocessableInputError, 422, false],
+    [PayloadTooLargeError, 413, false],
+    [UnsupportedMediaTypeError, 415, false],
+    [NotFoundError, 404, false],
+    [ForbiddenError, 403, false],
+    [ConflictError, 409, true],
+    [OverloadedError, 429, true],
+    [DependencyUnavailableError, 503, true],
+    [DependencyFailedError, 500, true],
+    [ConfigurationError, 500, false],
+  ] as const)(
+    '%o answers %i with its code, message and retriable %s',
+    (ErrorType, status, retriable) => {
+      const error: TallyError = new ErrorType(`what went wrong (${ErrorType.name})`);
+
+      const response = errorResponse(error, 'req-1');
+
+      expect(response.statusCode).toBe(status);
+      expect(bodyOf(response)).toEqual({
+        error_code: status,
+        message: `what went wrong (${ErrorType.name})`,
+        retriable,
+      });
+      expect(response.headers).not.toHaveProperty('retry-after');
+    },
+  );
+
+  it('carries the field and a specific error_code', () => {
+    const error = new NotFoundError('topic orders not found', {
+      field: 'topic_name',
+      errorCode: 40403,
+    });
+
+    const response = errorResponse(error, 'req-1');
+
+    expect(response.statusCode).toBe(404);
+    expect(bodyOf(response)).toEqual({
+      error_code: 40403,
+      message: 'topic orders not found',
+      retriable: false,
+      field: 'topic_name',
+    });
+  });
+
+  it.each([
+    [new OverloadedError('busy', { retryAfterSeconds: 1 }), '1'],
+    [new DependencyUnavailableError('no metadata', { retryAfterSeconds: 5 }), '5'],
+    [new ConflictError('in progress', { retryAfterSeconds: 0 }), '0'],
+  ])('sets Retry-After for %o', (error, seconds) => {
+    const response = errorResponse(error, 'req-1');
+
+    expect(response.headers?.['retry-after']).toBe(seconds);
+    expect(response.statusCode).toBe(error.status);
+  });
+});
+
+describe('errorResponse: Powertools idempotency errors', () => {
+  it('IdempotencyAlreadyInProgressError is a retriable 409', () => {
+    const error = Object.assign(new Error('record abc is in progress'), {
+      name: 'IdempotencyAlreadyInProgressError',
+    });
+
+    const response = errorResponse(error, 'req-1');
+
+    expect(response.statusCode).toBe(409);
+    const body = bodyOf(response);
+    expect(body).toMatchObject({ error_code: 409, retriable: true });
+    expect(body.message).toContain('Idempotency-Key');
+  });
+
+  it('IdempotencyValidationError is a non-retriable 422', () => {
+    const error = Object.assign(new Error('payload hash mismatch'), {
+      name: 'IdempotencyValidationError',
+    });
+
+    const response = errorResponse(error, 'req-1');
+
+    expect(response.statusCode).toBe(422);
+    const body = bodyOf(response);
+    expect(body).toMatchObject({ error_code: 422, retriable: false });
+    expect(body.message).toContain('Idempotency-Key');
+  });
+});
+
+describe('errorResponse: anything else', () => {
+  it('is a 500 that quotes the request id and not the error', () => {
+    const error = new Error('connect ECONNREFUSED 10.0.3.7:9098 password=hunter2');
+
+    const response = errorResponse(error, 'aws-req-42');
+
+    expect(response.statusCode).toBe(500);
+    const body = bodyOf(response);
+    expect(body).toMatchObject({ error_code: 500, retriable: true });
+    expect(String(body.message)).toContain('aws-req-42');
+    expect(response.body).not.toContain('ECONNREFUSED');
+    expect(response.body).not.toContain('hunter2');
+  });
+
+  it.each(['a string', { name: 'IdempotencyValidationError', message: 'not an Error' }, undefined])(
+    'treats %o as an internal error',
+    (thrown) => {
+      const response = errorResponse(thrown, undefined);
+
+      expect(response.statusCode).toBe(500);
+      expect(String(bodyOf(response).message)).toContain('unknown');
+    },
+  );
+});
+
+describe('header', () => {
+  it('finds a header whatever its case', () => {
+    const event = eventWith({ 'Content-Type': 'text/plain', 'x-tally-stream': 's1' }, undefined);
+
+    expect(header(event, 'content-type')).toBe('text/plain');
+    expect(header(event, 'CONTENT-TYPE')).toBe('text/plain');
+    expect(header(event, 'X-Tally-Stream')).toBe('s1');
+    expect(header(event, 'idempotency-key')).toBeUndefined();
+  });
+
+  it('copes with an event without headers', () => {
+    const event = { ...httpEvent() } as Partial<HttpEvent>;
+    delete event.headers;
+
+    expect(header(event as HttpEvent, 'host')).toBeUndefined();
+  });
+});
+
+describe('bodyBytes', () => {
+  it('decodes a base64-encoded body to its bytes', () => {
+    const bytes = Buffer.from([0x00, 0xff, 0x7b, 0x22, 0x80]);
+    const event = { ...httpEvent(), body: bytes.toString('base64'), isBase64Encoded: true };
+
+    expect(bodyBytes(event)).toEqual(bytes);
+  });
+
+  it('encodes a text body as UTF-8', () => {
+    const event = { ...httpEvent({ body: '{"value":"é€"}' }), isBase64Encoded: false };
+
+    expect(bodyBytes(event)).toEqual(Buffer.from('{"value":"é€"}', 'utf8'));
+  });
+
+  it('is empty without a body', () => {
+    expect(bodyBytes(httpEvent()).length).toBe(0);
+  });
+});
+
+describe('baseUrl', () => {
+  it('uses the API Gateway domain over https', () => {
+    const event = eventWith(
+      { host: 'ignored.example' },
+      'abc123.execute-api.eu-west-1.amazonaws.com',
+    );
+
+    expect(baseUrl(event)).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com');
+  });
+
+  it('uses the Host header over http behind serverless-offline', () => {
+    const event = eventWith({ host: '127.0.0.1:3000' }, 'offlineContext_domainName');
+
+    expect(baseUrl(event)).toBe('http://127.0.0.1:3000');
+  });
+
+  it.each(['localhost:3000', '[::1]:3000'])('treats %s as local (http)', (host) => {
+    expect(baseUrl(eventWith({ Host: host }, 'offlineContext_domainName'))).toBe(`http://${host}`);
+  });
+
+  it('follows x-forwarded-proto', () => {
+    const local = eventWith(
+      { host: '127.0.0.1:3000', 'x-forwarded-proto': 'https' },
+      'offlineContext_domainName',
+    );
+    const gateway = eventWith({ 'X-Forwarded-Proto': 'http' }, 'api.example.com');
+
+    expect(baseUrl(local)).toBe('https://127.0.0.1:3000');
+    expect(baseUrl(gateway)).toBe('http://api.example.com');
+  });
+
+  it('is empty with neither a domain nor a Host header', () => {
+    expect(baseUrl(eventWith({}, 'offlineContext_domainName'))).toBe('');
+  });
+});
