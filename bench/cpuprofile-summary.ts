@@ -1,11 +1,13 @@
 // Summarises a V8 .cpuprofile (node --cpu-prof): self time by module and by function.
 //
-//   node --import tsx bench/cpuprofile-summary.ts <file.cpuprofile> [--from <µs>] [--to <µs>]
+//   node --import tsx bench/cpuprofile-summary.ts <file.cpuprofile>
+//       [--windows <bench-windows-<pid>.json> --mode single.handler[,single.rawSteps...]]
 //
-// --from/--to keep the samples inside a window of process.hrtime µs (the same clock as the
-// profile), e.g. the `single.setup.profileWindowUs` bench/publish.ts prints. Code from an esbuild
-// bundle is attributed to its source modules through the `// path` comments esbuild writes
-// before each module when it does not minify.
+// With --windows, only samples taken while the named modes' measured requests ran are counted
+// (bench/publish.ts writes those windows, in process.hrtime µs, the clock of the profile, when it
+// runs under --cpu-prof; without --mode the file's names are listed). Code from an esbuild bundle
+// is attributed to its source modules through the `// path` comments esbuild writes before each
+// module when it does not minify.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -27,18 +29,37 @@ interface Profile {
   readonly timeDeltas: readonly number[];
 }
 
-function option(name: string): number | undefined {
+function option(name: string): string | undefined {
   const at = process.argv.indexOf(name);
-  return at === -1 ? undefined : Number(process.argv[at + 1]);
+  return at === -1 ? undefined : process.argv[at + 1];
 }
 
 const file = process.argv[2];
 if (file === undefined || file.startsWith('--')) {
-  throw new Error('usage: cpuprofile-summary.ts <file.cpuprofile> [--from µs] [--to µs]');
+  throw new Error('usage: cpuprofile-summary.ts <file.cpuprofile> [--windows file --mode names]');
 }
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-const from = option('--from') ?? Number.NEGATIVE_INFINITY;
-const to = option('--to') ?? Number.POSITIVE_INFINITY;
+
+/** Sorted [start, end] µs windows to keep; everything when none were asked for. */
+function selectedWindows(): Array<readonly [number, number]> {
+  const windowsFile = option('--windows');
+  if (windowsFile === undefined) return [[Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY]];
+  const all = JSON.parse(readFileSync(windowsFile, 'utf8')) as Record<string, [number, number][]>;
+  const names = option('--mode')?.split(',');
+  if (names === undefined) {
+    console.log(`modes in ${windowsFile}: ${Object.keys(all).join(', ')}`);
+    process.exit(0);
+  }
+  return names
+    .flatMap((name) => {
+      const found = all[name];
+      if (found === undefined) throw new Error(`no windows for mode ${name}`);
+      return found;
+    })
+    .sort((a, b) => a[0] - b[0]);
+}
+const keep = selectedWindows();
+const inWindow = (t: number) => keep.some(([start, end]) => t >= start && t <= end);
 
 /** For a bundle: the module each line belongs to (sorted start lines of `// path` comments). */
 const bundles = new Map<string, { starts: number[]; modules: string[] } | null>();
@@ -99,7 +120,7 @@ profile.samples.forEach((id, i) => {
   t += profile.timeDeltas[i] ?? 0;
   // A sample stands for the time until the next one.
   const next = profile.timeDeltas[i + 1] ?? 0;
-  if (t < from || t > to) return;
+  if (!inWindow(t)) return;
   selfByNode.set(id, (selfByNode.get(id) ?? 0) + next);
   total += next;
 });
@@ -147,7 +168,7 @@ const top = (map: Map<string, number>, n: number) =>
     .slice(0, n);
 
 console.log(
-  `window ${ms(total)}; idle ${ms(idle)} (${pct(idle, total).trim()}); on CPU ${ms(busy)} (${pct(busy, total).trim()})`,
+  `${keep.length} window(s), ${ms(total).trim()} sampled; idle ${ms(idle)} (${pct(idle, total).trim()}); on CPU ${ms(busy)} (${pct(busy, total).trim()})`,
 );
 console.log('\nself time by module group (% of on-CPU time, % of window)');
 for (const [group, us] of top(byGroup, 15)) {

@@ -2,11 +2,12 @@
 // kafkajs idempotent producer on the same broker, in the same run. It prints figures and never
 // fails on a number; it exits non-zero only when requests failed (their timings mean nothing).
 //
-//   node --import tsx bench/publish.ts                     everything (~1-2 min with the stack)
-//   node --import tsx bench/publish.ts --only single       single-record latency only
-//   node --import tsx bench/publish.ts --only batch        batch throughput only
-//   node --import tsx bench/publish.ts --only handler-single   the plain handler loop alone (for
-//                                                              --cpu-prof; see the window below)
+//   node --import tsx bench/publish.ts                  everything (about 50 s with the stack)
+//   node --import tsx bench/publish.ts --only single    single-record latency only
+//   node --import tsx bench/publish.ts --only batch     batch throughput only
+//
+// Under `node --cpu-prof --cpu-prof-dir=<dir>` it also writes <dir>/bench-windows-<pid>.json: when
+// each mode's measured requests ran, for bench/cpuprofile-summary.ts --windows.
 //
 // With KAFKA_BROKERS and DYNAMODB_ENDPOINT set, the running services are reused (fresh tables and
 // topics either way); otherwise a Kafka 3.9.1 broker and dynalite are started and stopped here.
@@ -14,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,7 +27,7 @@ import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
 import { httpEvent, lambdaContext } from '../test/helpers/http-event.js';
 
-type Mode = 'all' | 'single' | 'batch' | 'handler-single';
+type Mode = 'all' | 'single' | 'batch';
 type Response = { statusCode?: number; body?: string };
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
@@ -43,8 +44,8 @@ function parseMode(argv: readonly string[]): Mode {
   const at = argv.indexOf('--only');
   if (at === -1) return 'all';
   const value = argv[at + 1];
-  if (value === 'single' || value === 'batch' || value === 'handler-single') return value;
-  throw new Error(`--only: single, batch or handler-single, got ${String(value)}`);
+  if (value === 'single' || value === 'batch') return value;
+  throw new Error(`--only: single or batch, got ${String(value)}`);
 }
 
 const mode = parseMode(process.argv.slice(2));
@@ -258,8 +259,7 @@ async function bundleHandlers(): Promise<{ file: string; keep: boolean }> {
     logLevel: 'warning',
   });
   // Under --cpu-prof the bundle is kept: bench/cpuprofile-summary.ts maps its lines to modules.
-  const keep = process.execArgv.some((arg) => arg.startsWith('--cpu-prof'));
-  return { file, keep };
+  return { file, keep: profiling };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,23 +273,72 @@ const stack = await startLocalStack({
   tablePrefix: `bench-${runId}-`,
 });
 const stackReadyMs = performance.now() - wallStart;
+const ourPids = new Set(stack.processes.map((managed) => String(managed.pid)));
+const otherJavaAtStart = javaProcesses().filter((line) => !ourPids.has(line.split(' ')[0] ?? ''));
+const loadAtStart = loadavg()[0] ?? NaN;
+if (otherJavaAtStart.length > 0) {
+  note(
+    `${otherJavaAtStart.length} java process(es) not started by this run: figures will be noisy`,
+  );
+}
 
 let exitCode = 0;
 let adminKafka: Kafka | undefined;
 const cleanups: Array<() => Promise<void>> = [];
 
+// When each mode's measured requests ran, on the clock of V8's CPU profiles (written only when
+// this process is profiled: see bench/cpuprofile-summary.ts).
+const windows: Record<string, Array<[number, number]>> = {};
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+function markWindow(name: string, from: number): void {
+  const list = windows[name] ?? [];
+  windows[name] = list;
+  list.push([from, nowUs()]);
+}
+
+const profiling = process.execArgv.some((arg) => arg.startsWith('--cpu-prof'));
+
+function writeProfileWindows(): void {
+  if (!profiling) return;
+  const dirArg = process.execArgv.find((arg) => arg.startsWith('--cpu-prof-dir='));
+  const dir = dirArg ? dirArg.slice('--cpu-prof-dir='.length) : process.cwd();
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `bench-windows-${process.pid}.json`);
+  writeFileSync(file, `${JSON.stringify(windows)}\n`);
+  note(`profile windows: ${file}`);
+}
+
+/** `pgrep -a java` lines (none when pgrep finds nothing). */
+function javaProcesses(): string[] {
+  try {
+    return execFileSync('pgrep', ['-a', 'java'], { encoding: 'utf8' }).trim().split('\n');
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function finish(): Promise<void> {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
-  if (!reusing) {
-    await stack.stop();
-    let java = '';
-    try {
-      java = execFileSync('pgrep', ['-a', 'java'], { encoding: 'utf8' }).trim();
-    } catch {
-      // pgrep exits 1 when nothing matches
-    }
-    note(java ? `java still running after stop:\n${java}` : 'stack stopped; no java process left');
-    if (java) exitCode = 1;
+  if (reusing) return;
+  await stack.stop();
+  const ours = stack.processes.filter((managed) => alive(managed.pid));
+  const java = javaProcesses();
+  if (ours.length > 0) {
+    exitCode = 1;
+    note(`still running after stop: ${ours.map((m) => `${m.name} (pid ${m.pid})`).join(', ')}`);
+  } else if (java.length === 0) {
+    note('stack stopped; no java process left');
+  } else {
+    note(`stack stopped; java processes this run did not start:\n${java.join('\n')}`);
   }
 }
 
@@ -358,10 +407,7 @@ try {
   // -------------------------------------------------------------------------------------------
   // 1, 2. Single-record latency
 
-  const singleModes: SingleMode[] =
-    mode === 'handler-single'
-      ? ['handler']
-      : ['handler', 'handlerIdempotencyKey', 'rawKafkajs', 'rawSteps'];
+  const singleModes: SingleMode[] = ['handler', 'handlerIdempotencyKey', 'rawKafkajs', 'rawSteps'];
 
   // The handler's I/O without Tally: the same DynamoDB client settings (runtime.ts, client.ts) and
   // the same four steps, done directly (sequence ADD, ledger pre-write, send, ledger final write).
@@ -466,16 +512,16 @@ try {
       rawKafkajs: new Account(),
       rawSteps: new Account(),
     };
-    const windowStartUs = Number(process.hrtime.bigint() / 1000n);
     for (let done = 0; done < REQUESTS; done += ROUND) {
       for (const which of singleModes) {
         dynamoCalls = [];
         const before = cpuSnapshot(stack);
+        const from = nowUs();
         for (let i = 0; i < ROUND; i++) samples[which].push(await once(which));
+        markWindow(`single.${which}`, from);
         accounts[which].add(before, cpuSnapshot(stack), dynamoCalls, ROUND);
       }
     }
-    const windowEndUs = Number(process.hrtime.bigint() / 1000n);
     note(`single: ${REQUESTS} requests per mode done`);
 
     const result: Partial<Record<SingleMode, SingleFigures>> = {};
@@ -488,7 +534,8 @@ try {
         requestsPerMode: REQUESTS,
         schedule: `sequential, one request at a time; modes alternate in rounds of ${ROUND}`,
         record: `STRING key "k-<n>", STRING value of ${SINGLE_VALUE_BYTES} bytes`,
-        handler: 'produce-handler (v3 produce), in-process, API Gateway v2 event',
+        handler:
+          'produce-handler (v3 produce) from an esbuild bundle built like serverless.yml, invoked in-process with an API Gateway v2 event',
         rawKafkajs: 'kafkajs 2.2.4 producer, idempotent, maxInFlightRequests 1, acks -1',
         rawSteps:
           "the handler's I/O done directly: UpdateItem (ADD), PutItem, the rawKafkajs send, PutItem, with the handler's DynamoDB client settings",
@@ -496,7 +543,6 @@ try {
           'httpMsPerRequest: request written to response headers, summed over the calls (node:http diagnostics channels); excludes SDK work in this process',
         cpuNote:
           'cpuMsPerRequest: this process (handler or kafkajs client), and from /proc the stack processes this run started; CLK_TCK granularity 10 ms per round',
-        profileWindowUs: { start: windowStartUs, end: windowEndUs },
       },
       ...result,
     };
@@ -558,7 +604,9 @@ try {
         ] as const) {
           dynamoCalls = [];
           const before = cpuSnapshot(stack);
+          const from = nowUs();
           into.push(await run());
+          markWindow(`batch.value${bytes}B.${which}`, from);
           accounts[which].add(before, cpuSnapshot(stack), dynamoCalls, 1);
         }
       }
@@ -584,7 +632,8 @@ try {
         repeats: BATCH_REPEATS,
         warmup: '1 batch per side, not counted',
         schedule: 'handler and raw alternate, one batch at a time',
-        handler: 'batch-handler (records:batch, {entries:[{id,key,value}]}), in-process',
+        handler:
+          'batch-handler (records:batch, {entries:[{id,key,value}]}) from the same bundle, in-process',
         rawKafkajs: 'one producer.send of the same 1,000 messages, acks -1',
         megabyte: '10^6 bytes of key + value payload (the handler also adds tally.* headers)',
       },
@@ -593,7 +642,7 @@ try {
   }
 
   const single_ = mode === 'batch' ? undefined : await single();
-  const batch_ = mode === 'single' || mode === 'handler-single' ? undefined : await batch();
+  const batch_ = mode === 'single' ? undefined : await batch();
 
   // -------------------------------------------------------------------------------------------
   // 4. Ratios, 5. machine facts, output
@@ -637,6 +686,8 @@ try {
       node: process.version,
       platform: `${process.platform} ${process.arch}`,
       kafka: '3.9.1',
+      loadAverage1m: { start: round3(loadAtStart), end: round3(loadavg()[0] ?? NaN) },
+      otherJavaProcessesAtStart: otherJavaAtStart.length,
       kafkaBroker: reusing ? `reused ${stack.kafkaBrokers}` : 'single-node KRaft, started here',
       dynamodb: reusing ? `reused ${stack.dynamodbEndpoint}` : 'dynalite 4.0.0, started here',
     },
@@ -652,7 +703,8 @@ try {
 
   const json = JSON.stringify(result, null, 2);
   process.stdout.write(`${json}\n`);
-  if (mode === 'all') {
+  // Only complete, unprofiled runs are kept (the profiler slows the handler down).
+  if (mode === 'all' && !profiling) {
     const dir = new URL('./results/', import.meta.url);
     mkdirSync(dir, { recursive: true });
     const file = new URL(`publish-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`, dir);
@@ -660,6 +712,7 @@ try {
     note(`wrote ${file.pathname}`);
   }
   process.stderr.write(`\n${markdown(single_, batch_, ratios)}\n`);
+  writeProfileWindows();
   if (Object.keys(failures).length > 0) note(`FAILED requests: ${JSON.stringify(failures)}`);
 } finally {
   await finish();

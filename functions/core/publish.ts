@@ -58,25 +58,24 @@ export interface PublisherPorts {
 }
 
 export function createPublisher(ports: PublisherPorts) {
+  /** Sequence numbers for the request: fresh ones, or those its Idempotency-Key already holds. */
   async function reserve(request: PublishRequest, count: number): Promise<Reservation> {
     const key = request.idempotencyKey;
+    const fresh = async (print: string): Promise<Reservation> => ({
+      idempotencyKey: key ?? '',
+      fingerprint: print,
+      stream: request.stream,
+      topic: request.topic,
+      count,
+      timestamp: request.now,
+      firstSeq: await ports.allocator.allocate(request.stream, count),
+    });
+    // Without a key nothing is compared later: skip hashing every record.
+    if (key === undefined) return fresh('');
     const print = fingerprint(request);
-    const existing = key === undefined ? undefined : await ports.reservations.get(key);
-    const reservation =
-      existing ??
-      ({
-        idempotencyKey: key ?? '',
-        fingerprint: print,
-        stream: request.stream,
-        topic: request.topic,
-        count,
-        timestamp: request.now,
-        firstSeq: await ports.allocator.allocate(request.stream, count),
-      } satisfies Reservation);
     const stored =
-      key === undefined || existing
-        ? reservation
-        : await ports.reservations.putIfAbsent(reservation);
+      (await ports.reservations.get(key)) ??
+      (await ports.reservations.putIfAbsent(await fresh(print)));
     if (stored.fingerprint !== print || stored.count !== count) {
       throw new UnprocessableInputError(
         'Idempotency-Key: this key was already used for a different request (topic, stream or records differ)',
