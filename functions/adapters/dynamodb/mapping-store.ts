@@ -1,0 +1,95 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  PutCommand,
+  ScanCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { MappingStore, StoredMapping } from '../../core/reconcile-ports.js';
+import { dynamoDbUnavailable } from './client.js';
+
+/**
+ * Client → group and group → partition → owner mappings. Every write and delete is conditional
+ * on `lastSeenAt`, the observation time it is based on, so an older view never overwrites or
+ * removes a newer one (seed 002's late delete).
+ */
+export function createMappingStore(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+): MappingStore {
+  const conditional = async (work: () => Promise<unknown>, doing: string): Promise<boolean> => {
+    try {
+      await work();
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw dynamoDbUnavailable(doing, error);
+    }
+  };
+  return {
+    async list() {
+      const mappings: StoredMapping[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        let page: {
+          Items?: Record<string, unknown>[] | undefined;
+          LastEvaluatedKey?: Record<string, unknown> | undefined;
+        };
+        try {
+          page = await client.send(
+            new ScanCommand({
+              TableName: tableName,
+              ConsistentRead: true,
+              ExclusiveStartKey: start,
+            }),
+          );
+        } catch (error) {
+          throw dynamoDbUnavailable('reading the mapping store', error);
+        }
+        for (const { pk, sk, lastSeenAt, ...attributes } of page.Items ?? []) {
+          mappings.push({
+            pk: String(pk),
+            sk: String(sk),
+            lastSeenAt: Number(lastSeenAt),
+            attributes: attributes as Record<string, string | number>,
+          });
+        }
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return mappings;
+    },
+    upsert(mapping) {
+      return conditional(
+        () =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: {
+                ...mapping.attributes,
+                pk: mapping.pk,
+                sk: mapping.sk,
+                lastSeenAt: mapping.lastSeenAt,
+              },
+              ConditionExpression: 'attribute_not_exists(pk) OR lastSeenAt <= :seen',
+              ExpressionAttributeValues: { ':seen': mapping.lastSeenAt },
+            }),
+          ),
+        `writing mapping ${mapping.pk} ${mapping.sk}`,
+      );
+    },
+    deleteIfUnchanged(mapping) {
+      return conditional(
+        () =>
+          client.send(
+            new DeleteCommand({
+              TableName: tableName,
+              Key: { pk: mapping.pk, sk: mapping.sk },
+              ConditionExpression: 'lastSeenAt = :seen',
+              ExpressionAttributeValues: { ':seen': mapping.lastSeenAt },
+            }),
+          ),
+        `removing mapping ${mapping.pk} ${mapping.sk}`,
+      );
+    },
+  };
+}

@@ -1,0 +1,163 @@
+import { type Admin, AssignerProtocol, type Kafka } from 'kafkajs';
+import type {
+  ClusterSnapshot,
+  GroupMember,
+  GroupSnapshot,
+  GroupSource,
+  PartitionOffsets,
+} from '../../core/reconcile-ports.js';
+
+const DESCRIBE_BATCH = 50;
+
+/** History keys are `topic#partition`; topic names cannot contain `#`. */
+const topicOf = (key: string) => key.slice(0, key.lastIndexOf('#'));
+const partitionOf = (key: string) => Number(key.slice(key.lastIndexOf('#') + 1));
+
+function decodeAssignment(raw: Buffer): GroupMember['assignment'] {
+  if (raw.length === 0) return {};
+  const decoded = AssignerProtocol.MemberAssignment.decode(raw);
+  return decoded?.assignment ?? {};
+}
+
+/**
+ * Reads the truth about consumer groups from Kafka with the admin client. Calls grow linearly:
+ * one ListGroups, one DescribeGroups per 50 groups, one OffsetFetch per group, one ListOffsets
+ * per topic involved. A group that cannot be read is named in `unreadable`, not guessed.
+ */
+export function createGroupSource(kafka: Kafka): GroupSource & { close(): Promise<void> } {
+  let admin: Promise<Admin> | undefined;
+  const connected = () => {
+    admin ??= (async () => {
+      const client = kafka.admin();
+      await client.connect();
+      return client;
+    })().catch((error: unknown) => {
+      admin = undefined;
+      throw error;
+    });
+    return admin;
+  };
+
+  async function read(also: ReadonlyMap<string, ReadonlySet<string>>): Promise<ClusterSnapshot> {
+    const client = await connected();
+    let adminCalls = 0;
+    const call = <T>(work: Promise<T>) => {
+      adminCalls++;
+      return work;
+    };
+    const observedAt = Date.now();
+    const unreadable: string[] = [];
+    const { groups: listed } = await call(client.listGroups());
+    const live = listed.map((g) => g.groupId);
+    const descriptions = new Map<string, { state: string; members: GroupMember[] }>();
+    for (let i = 0; i < live.length; i += DESCRIBE_BATCH) {
+      const batch = live.slice(i, i + DESCRIBE_BATCH);
+      try {
+        const { groups } = await call(client.describeGroups(batch));
+        for (const group of groups) {
+          descriptions.set(group.groupId, {
+            state: group.state,
+            members: group.members.map((m) => ({
+              memberId: m.memberId,
+              clientId: m.clientId,
+              clientHost: m.clientHost,
+              assignment: decodeAssignment(m.memberAssignment),
+            })),
+          });
+        }
+      } catch (error) {
+        unreadable.push(
+          ...batch.map((id) => `group ${id}: describe failed (${(error as Error).name})`),
+        );
+      }
+    }
+    const groupIds = [...new Set([...descriptions.keys(), ...also.keys()])].sort();
+    const committed = new Map<
+      string,
+      Array<{ topic: string; partition: number; offset: number | null }>
+    >();
+    for (const groupId of groupIds) {
+      const known = also.get(groupId);
+      try {
+        const topics = await call(
+          known && !descriptions.has(groupId)
+            ? client.fetchOffsets({ groupId, topics: [...new Set([...known].map(topicOf))] })
+            : client.fetchOffsets({ groupId }),
+        );
+        committed.set(
+          groupId,
+          topics.flatMap(({ topic, partitions }) =>
+            partitions.map((p) => ({
+              topic,
+              partition: p.partition,
+              offset: Number(p.offset) < 0 ? null : Number(p.offset),
+            })),
+          ),
+        );
+      } catch (error) {
+        unreadable.push(`group ${groupId}: offset fetch failed (${(error as Error).name})`);
+      }
+    }
+    // Topics whose log offsets are needed: committed, assigned or known from history.
+    const topics = new Set<string>();
+    for (const offsets of committed.values()) for (const o of offsets) topics.add(o.topic);
+    for (const d of descriptions.values())
+      for (const m of d.members) for (const t of Object.keys(m.assignment)) topics.add(t);
+    for (const known of also.values()) for (const key of known) topics.add(topicOf(key));
+    const logs = new Map<string, Map<number, { low: number; high: number }>>();
+    for (const topic of [...topics].sort()) {
+      try {
+        const offsets = await call(client.fetchTopicOffsets(topic));
+        logs.set(
+          topic,
+          new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }])),
+        );
+      } catch (error) {
+        unreadable.push(`topic ${topic}: log offsets failed (${(error as Error).name})`);
+      }
+    }
+
+    const groups: GroupSnapshot[] = groupIds
+      .filter((groupId) => committed.has(groupId) || descriptions.has(groupId))
+      .map((groupId) => {
+        const description = descriptions.get(groupId);
+        const partitions = new Map<string, PartitionOffsets>();
+        const add = (topic: string, partition: number, offset: number | null) => {
+          const log = logs.get(topic)?.get(partition);
+          if (!log) return;
+          const key = `${topic}#${partition}`;
+          const existing = partitions.get(key);
+          if (existing && existing.committed !== null) return;
+          partitions.set(key, {
+            topic,
+            partition,
+            committed: offset,
+            logStart: log.low,
+            logEnd: log.high,
+          });
+        };
+        for (const o of committed.get(groupId) ?? []) add(o.topic, o.partition, o.offset);
+        // Partitions with history but no commit now: observed as "no commit" (LOST is judged later).
+        for (const key of also.get(groupId) ?? []) add(topicOf(key), partitionOf(key), null);
+        for (const m of description?.members ?? []) {
+          for (const [topic, parts] of Object.entries(m.assignment))
+            for (const p of parts) add(topic, p, null);
+        }
+        return {
+          groupId,
+          state: description?.state ?? 'Unknown',
+          members: description?.members ?? [],
+          partitions: [...partitions.values()],
+        };
+      });
+    return { observedAt, groups, unreadable, adminCalls };
+  }
+
+  return {
+    read,
+    async close() {
+      if (admin) await (await admin).disconnect();
+      admin = undefined;
+    },
+  };
+}

@@ -1,0 +1,62 @@
+// What the reconcile core needs from the outside world; adapters implement these.
+
+/** One member of a consumer group, as the group coordinator describes it. */
+export interface GroupMember {
+  readonly memberId: string;
+  readonly clientId: string;
+  readonly clientHost: string;
+  /** topic → partitions assigned to this member. */
+  readonly assignment: Readonly<Record<string, readonly number[]>>;
+}
+
+export interface PartitionOffsets {
+  readonly topic: string;
+  readonly partition: number;
+  /** null when the group has no commit for it (Kafka's -1). */
+  readonly committed: number | null;
+  readonly logStart: number;
+  readonly logEnd: number;
+}
+
+export interface GroupSnapshot {
+  readonly groupId: string;
+  /** Kafka's group state (Stable, Empty, PreparingRebalance, Dead…); 'Unknown' when gone. */
+  readonly state: string;
+  readonly members: readonly GroupMember[];
+  readonly partitions: readonly PartitionOffsets[];
+}
+
+export interface ClusterSnapshot {
+  readonly observedAt: number;
+  readonly groups: readonly GroupSnapshot[];
+  /** What could not be read (a group whose describe failed…): the report is then partial. */
+  readonly unreadable: readonly string[];
+  readonly adminCalls: number;
+}
+
+export interface GroupSource {
+  /**
+   * Every live group, plus the groups and partitions known from history (`group → topic#partition`),
+   * which are reported without a commit when Kafka no longer has one.
+   */
+  read(also: ReadonlyMap<string, ReadonlySet<string>>): Promise<ClusterSnapshot>;
+}
+
+/** A stored mapping and the observation time it was written from (its version). */
+export interface StoredMapping {
+  readonly pk: string;
+  readonly sk: string;
+  readonly attributes: Readonly<Record<string, string | number>>;
+  readonly lastSeenAt: number;
+}
+
+export interface MappingStore {
+  list(): Promise<StoredMapping[]>;
+  /** Writes unless the stored item was seen later; returns false when a newer one won. */
+  upsert(mapping: StoredMapping): Promise<boolean>;
+  /**
+   * Deletes only if the item is still the one the decision was based on (lastSeenAt unchanged):
+   * a late delete can never remove a mapping written after it. Returns false when it kept it.
+   */
+  deleteIfUnchanged(mapping: StoredMapping): Promise<boolean>;
+}
