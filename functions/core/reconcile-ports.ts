@@ -1,3 +1,5 @@
+import type { OffsetObservation } from './offset-status.js';
+
 // What the reconcile core needs from the outside world; adapters implement these.
 
 /** One member of a consumer group, as the group coordinator describes it. */
@@ -59,4 +61,25 @@ export interface MappingStore {
    * a late delete can never remove a mapping written after it. Returns false when it kept it.
    */
   deleteIfUnchanged(mapping: StoredMapping): Promise<boolean>;
+}
+
+/** A group/partition's window of observations and the version it was read at. */
+export interface HistoryEntry {
+  readonly group: string;
+  readonly key: string; // topic#partition
+  readonly window: readonly OffsetObservation[];
+  readonly version: number;
+}
+
+export interface OffsetHistory {
+  loadAll(): Promise<HistoryEntry[]>;
+  /** Saves unless another run saved since `entry.version` was read; false when it lost. */
+  save(entry: HistoryEntry, window: readonly OffsetObservation[]): Promise<boolean>;
+}
+
+export interface ReportStore {
+  /** Stores a group's report as its latest and in its history. */
+  saveGroupReport(group: string, at: number, report: object): Promise<void>;
+  latestGroupReport(group: string): Promise<object | undefined>;
+  saveRestore(group: string, at: number, record: object): Promise<void>;
 }

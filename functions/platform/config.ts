@@ -139,3 +139,37 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     idempotencyTtlSeconds: integer(env, 'TALLY_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 31_536_000),
   };
 }
+
+export interface ReconcileConfig {
+  readonly region: string;
+  readonly kafka: KafkaSource;
+  readonly dynamodbEndpoint: string | undefined;
+  readonly dynamodbTimeoutMs: number;
+  readonly tables: {
+    readonly mappings: string;
+    readonly offsetHistory: string;
+    readonly reconcileReports: string;
+  };
+  /** Observations kept per partition, as Burrow's intervals. */
+  readonly windowSize: number;
+  /** How long mappings of a member that left are kept. */
+  readonly mappingGraceMs: number;
+  readonly kafkaRequestTimeoutMs: number;
+}
+
+export function loadReconcileConfig(env: Env = process.env): ReconcileConfig {
+  return {
+    region: optional(env, 'AWS_REGION') ?? 'us-east-1',
+    kafka: kafkaSource(env),
+    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    dynamodbTimeoutMs: integer(env, 'TALLY_DYNAMODB_TIMEOUT_MS', 3000, 100, 60_000),
+    tables: {
+      mappings: required(env, 'TALLY_MAPPINGS_TABLE'),
+      offsetHistory: required(env, 'TALLY_OFFSET_HISTORY_TABLE'),
+      reconcileReports: required(env, 'TALLY_RECONCILE_REPORTS_TABLE'),
+    },
+    windowSize: integer(env, 'TALLY_RECONCILE_WINDOW', 10, 2, 100),
+    mappingGraceMs: integer(env, 'TALLY_MAPPING_GRACE_SECONDS', 300, 0, 86_400) * 1000,
+    kafkaRequestTimeoutMs: integer(env, 'TALLY_KAFKA_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
+  };
+}

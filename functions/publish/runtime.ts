@@ -1,35 +1,20 @@
-import { KafkaClient } from '@aws-sdk/client-kafka';
 import { createDynamoDbClients } from '../adapters/dynamodb/client.js';
 import { createIdempotencyGuard } from '../adapters/dynamodb/idempotency.js';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
 import { createReservations } from '../adapters/dynamodb/reservations.js';
 import { createSequenceAllocator } from '../adapters/dynamodb/sequence-allocator.js';
-import { createKafkaClient, type KafkaConnectionOptions } from '../adapters/kafka/client.js';
+import { createKafkaClient } from '../adapters/kafka/client.js';
 import { createRecordSender } from '../adapters/kafka/record-sender.js';
 import { createTopicCatalog } from '../adapters/kafka/topic-catalog.js';
-import { createMskBootstrap } from '../adapters/msk/bootstrap.js';
 import { Deadline } from '../core/deadline.js';
 import { createPublisher } from '../core/publish.js';
 import { topicAllowList } from '../core/topic-names.js';
 import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
+import { kafkaConnection } from '../platform/kafka-connection.js';
 import { log } from '../platform/log.js';
 
 // The composition root of the publish functions: everything expensive is built once per
 // container, on first use, and reused by every warm invocation.
-
-async function connection(config: PublishConfig): Promise<KafkaConnectionOptions> {
-  if (config.kafka.kind === 'brokers') {
-    return { brokers: config.kafka.brokers, tls: false, auth: { mechanism: 'none' } };
-  }
-  const bootstrap = createMskBootstrap({
-    client: new KafkaClient({ region: config.region }),
-    clusterArn: config.kafka.clusterArn,
-    auth: config.kafka.auth,
-    region: config.region,
-    ...(config.kafka.scram && { scram: config.kafka.scram }),
-  });
-  return bootstrap.resolve();
-}
 
 async function build(config: PublishConfig) {
   const { client, documents } = createDynamoDbClients({
@@ -39,7 +24,7 @@ async function build(config: PublishConfig) {
   });
   const kafka = createKafkaClient({
     clientId: `tally-publish-${process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'local'}`,
-    connection: await connection(config),
+    connection: await kafkaConnection(config),
     requestTimeoutMs: config.kafkaRequestTimeoutMs,
     log,
   });

@@ -24,7 +24,9 @@ function decodeAssignment(raw: Buffer): GroupMember['assignment'] {
  * one ListGroups, one DescribeGroups per 50 groups, one OffsetFetch per group, one ListOffsets
  * per topic involved. A group that cannot be read is named in `unreadable`, not guessed.
  */
-export function createGroupSource(kafka: Kafka): GroupSource & { close(): Promise<void> } {
+export function createGroupSource(
+  kafka: Kafka,
+): GroupSource & { clusterId(): Promise<string>; close(): Promise<void> } {
   let admin: Promise<Admin> | undefined;
   const connected = () => {
     admin ??= (async () => {
@@ -153,8 +155,20 @@ export function createGroupSource(kafka: Kafka): GroupSource & { close(): Promis
     return { observedAt, groups, unreadable, adminCalls };
   }
 
+  let clusterId: Promise<string> | undefined;
   return {
     read,
+    /** Asked once per container: a cluster's id never changes. */
+    clusterId() {
+      clusterId ??= connected()
+        .then((client) => client.describeCluster())
+        .then((cluster) => cluster.clusterId)
+        .catch((error: unknown) => {
+          clusterId = undefined;
+          throw error;
+        });
+      return clusterId;
+    },
     async close() {
       if (admin) await (await admin).disconnect();
       admin = undefined;

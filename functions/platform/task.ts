@@ -1,0 +1,24 @@
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { log } from './log.js';
+
+/**
+ * The one middy stack for non-HTTP entry points (EventBridge schedules, Step Functions tasks):
+ * errors are logged and rethrown unchanged, so Step Functions Retry/Catch match on their `name`.
+ */
+export function taskHandler<TInput, TOutput>(
+  run: (input: TInput, context: Context) => Promise<TOutput>,
+) {
+  return middy<TInput, TOutput>()
+    .use({
+      onError: async (request) => {
+        const { error } = request;
+        log('error', 'task failed', {
+          requestId: request.context.awsRequestId,
+          error:
+            error instanceof Error ? { name: error.name, message: error.message } : String(error),
+        });
+      },
+    })
+    .handler(run);
+}
