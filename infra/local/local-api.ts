@@ -17,6 +17,8 @@ export interface LocalApiOptions {
 export interface LocalApi {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
+  /** serverless-offline's Lambda invoke endpoint (`/2015-03-31/functions/{name}/invocations`). */
+  readonly lambdaUrl: string;
   readonly process: ManagedProcess;
 }
 
@@ -67,7 +69,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     }
     try {
       await fetch(`${url}/__tally_ready`, { signal: AbortSignal.timeout(1000) });
-      return { url, process: api };
+      return { url, lambdaUrl: `http://127.0.0.1:${lambdaPort}`, process: api };
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

@@ -7,6 +7,7 @@ import { startLocalApi } from './local-api.js';
 import { createLocalTables, localDynamoDbClient } from './local-tables.js';
 import type { ManagedProcess } from './managed-process.js';
 import { waitForDynamoDb, waitForKafka } from './readiness.js';
+import { startSchedules } from './schedules.js';
 
 /** serverless.yml's table prefix for stage "local": `${self:service}-${sls:stage}-`. */
 export const LOCAL_TABLE_PREFIX = 'kafka-tally-local-';
@@ -138,6 +139,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       });
       processes.push(api.process);
       apiUrl = api.url;
+      const schedules = startSchedules(api.lambdaUrl, log);
+      log(`firing ${schedules.count} schedule(s) of serverless.yml locally`);
+      api.process.exited.then(() => schedules.stop());
       timings.apiReadyMs = Date.now() - started;
       log(`API (serverless-offline) answered in ${timings.apiReadyMs} ms`);
     }

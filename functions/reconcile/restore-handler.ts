@@ -1,0 +1,62 @@
+// POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore — plans (dry run, default) or
+// executes (`{"execute": true}`, group must be Empty) a return to the last good offsets.
+import { ConflictError, InvalidInputError, NotFoundError } from '../core/errors.js';
+import { isPlainObject } from '../core/record-input.js';
+import { planRestore } from '../core/restore.js';
+import { bodyBytes, httpHandler, json, pathParameter } from '../platform/http.js';
+import { reconcileRuntime } from './runtime.js';
+
+function executeFlag(text: string): boolean {
+  if (text.trim() === '') return false;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new InvalidInputError('body: not valid JSON', { field: 'body' });
+  }
+  if (!isPlainObject(body) || Object.keys(body).some((k) => k !== 'execute')) {
+    throw new InvalidInputError('body: only {"execute": true|false} is accepted', {
+      field: 'body',
+    });
+  }
+  if (body.execute !== undefined && typeof body.execute !== 'boolean') {
+    throw new InvalidInputError('execute: must be true or false', { field: 'execute' });
+  }
+  return body.execute === true;
+}
+
+export const handler = httpHandler(async (event) => {
+  const rt = await reconcileRuntime();
+  const clusterId = pathParameter(event, 'cluster_id');
+  if (clusterId !== (await rt.source.clusterId())) {
+    throw new NotFoundError(`cluster_id: cluster ${clusterId} not found`, { field: 'cluster_id' });
+  }
+  const group = pathParameter(event, 'group_id');
+  const execute = executeFlag(bodyBytes(event).toString('utf8'));
+  const plan = planRestore(group, await rt.history.loadAll());
+  if (!execute) return json(200, { dryRun: true, ...plan });
+  const state = await rt.offsets.groupState(group);
+  if (state !== 'Empty') {
+    throw new ConflictError(
+      `group_id: group ${group} is ${state}; offsets can be restored only while it is Empty (stop its consumers first)`,
+      { field: 'group_id' },
+    );
+  }
+  const at = Date.now();
+  await rt.offsets.setOffsets(
+    group,
+    plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.target })),
+  );
+  const record = {
+    group,
+    executedAt: new Date(at).toISOString(),
+    partitions: plan.partitions.map((p) => ({
+      topic: p.topic,
+      partition: p.partition,
+      before: p.current,
+      after: p.target,
+    })),
+  };
+  await rt.reports.saveRestore(group, at, record);
+  return json(200, { dryRun: false, ...plan, executed: record });
+});

@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+
+const SERVERLESS_YML = fileURLToPath(new URL('../../serverless.yml', import.meta.url));
+const UNIT_MS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+
+export interface Schedule {
+  readonly functionName: string;
+  readonly everyMs: number;
+}
+
+/** `${env:NAME, 'default'}` as Serverless resolves it, for the schedule expressions we use. */
+function resolveEnv(value: string, env: NodeJS.ProcessEnv): string {
+  return value.replace(
+    /\$\{env:(\w+), '([^']*)'\}/g,
+    (_, name: string, fallback: string) => env[name] ?? fallback,
+  );
+}
+
+/** `rate(N unit)` → milliseconds; undefined for what we do not fire locally (cron). */
+export function rateMs(expression: string): number | undefined {
+  const match = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
+}
+
+/** The `schedule` events of serverless.yml, per function. */
+export function readSchedules(env: NodeJS.ProcessEnv = process.env, stage = 'local'): Schedule[] {
+  const config = parse(readFileSync(SERVERLESS_YML, 'utf8')) as {
+    service: string;
+    functions: Record<
+      string,
+      { events?: Array<{ schedule?: { rate: string; enabled?: boolean } }> }
+    >;
+  };
+  const schedules: Schedule[] = [];
+  for (const [name, fn] of Object.entries(config.functions)) {
+    for (const event of fn.events ?? []) {
+      if (!event.schedule || event.schedule.enabled === false) continue;
+      const everyMs = rateMs(resolveEnv(event.schedule.rate, env));
+      if (everyMs !== undefined)
+        schedules.push({ functionName: `${config.service}-${stage}-${name}`, everyMs });
+    }
+  }
+  return schedules;
+}
+
+/**
+ * Fires each schedule on its rate against serverless-offline's Lambda invoke endpoint, with the
+ * event EventBridge would send, as EventBridge does in AWS.
+ */
+export function startSchedules(lambdaUrl: string, log: (line: string) => void, env = process.env) {
+  const timers = readSchedules(env).map((schedule) =>
+    setInterval(async () => {
+      const event = {
+        version: '0',
+        id: crypto.randomUUID(),
+        'detail-type': 'Scheduled Event',
+        source: 'aws.events',
+        time: new Date().toISOString(),
+        resources: [],
+        detail: {},
+      };
+      try {
+        const response = await fetch(
+          `${lambdaUrl}/2015-03-31/functions/${schedule.functionName}/invocations`,
+          {
+            method: 'POST',
+            body: JSON.stringify(event),
+          },
+        );
+        log(`schedule ${schedule.functionName}: ${response.status}`);
+      } catch (error) {
+        log(`schedule ${schedule.functionName}: ${String(error)}`);
+      }
+    }, schedule.everyMs),
+  );
+  for (const timer of timers) timer.unref();
+  return { stop: () => timers.forEach(clearInterval), count: timers.length };
+}
