@@ -1,0 +1,289 @@
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { Admin, Consumer, Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type {
+  GroupReport,
+  PartitionReport,
+  ReconcileReport,
+} from '../../functions/core/reconcile.js';
+import { localDynamoDbClient } from '../../infra/local/local-tables.js';
+import { httpEvent, lambdaContext } from '../helpers/http-event.js';
+import { testKafka } from '../helpers/kafka.js';
+import { createTopic } from '../helpers/publish-client.js';
+import { usePublishEnv } from '../helpers/publish-env.js';
+import { uniqueName } from '../helpers/unique-name.js';
+
+// Reconcile against real consumer groups on the local broker, and the DynamoDB API.
+describe('reconcile', () => {
+  const kafka = testKafka('tally-test-reconcile');
+  const admin: Admin = kafka.admin();
+  let producer: Producer;
+  let env: Record<string, string>;
+  let documents: DynamoDBDocumentClient;
+  let reconcile: () => Promise<ReconcileReport>;
+  let http: Awaited<typeof import('../../functions/reconcile/http-handler.js')>['handler'];
+  let restore: Awaited<typeof import('../../functions/reconcile/restore-handler.js')>['handler'];
+  let burrow: Awaited<typeof import('../../functions/reconcile/burrow-handler.js')>['handler'];
+
+  const groupOf = (report: ReconcileReport, group: string): GroupReport => {
+    const found = report.groups.find((g) => g.group === group);
+    if (!found) throw new Error(`group ${group} not in the report`);
+    return found;
+  };
+  const partitionOf = (
+    report: ReconcileReport,
+    group: string,
+    partition: number,
+  ): PartitionReport => {
+    const found = groupOf(report, group).partitions.find((p) => p.partition === partition);
+    if (!found) throw new Error(`partition ${partition} of ${group} not in the report`);
+    return found;
+  };
+
+  async function produce(topic: string, count: number, partition = 0) {
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: Array.from({ length: count }, (_, i) => ({
+        partition,
+        key: `k${i}`,
+        value: `v${i}`,
+      })),
+    });
+  }
+
+  /** Consumes until `count` records were read from the beginning, committing each, then leaves. */
+  async function consumeAndLeave(groupId: string, topic: string, count: number): Promise<Consumer> {
+    const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let seen = 0;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`consumed ${seen}/${count}`)), 30_000);
+      consumer
+        .run({
+          autoCommit: false,
+          eachMessage: async ({ partition, message }) => {
+            await consumer.commitOffsets([
+              { topic, partition, offset: String(Number(message.offset) + 1) },
+            ]);
+            if (++seen === count) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        })
+        .catch(reject);
+    });
+    await consumer.disconnect();
+    return consumer;
+  }
+
+  beforeAll(async () => {
+    env = await usePublishEnv({ TALLY_RECONCILE_WINDOW: '5', TALLY_MAPPING_GRACE_SECONDS: '0' });
+    documents = DynamoDBDocumentClient.from(localDynamoDbClient(inject('dynamodbEndpoint')));
+    await admin.connect();
+    producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const task = await import('../../functions/reconcile/task-handler.js');
+    reconcile = () => task.handler({}, lambdaContext()) as Promise<ReconcileReport>;
+    http = (await import('../../functions/reconcile/http-handler.js')).handler;
+    restore = (await import('../../functions/reconcile/restore-handler.js')).handler;
+    burrow = (await import('../../functions/reconcile/burrow-handler.js')).handler;
+  });
+
+  afterAll(async () => {
+    await producer.disconnect();
+    await admin.disconnect();
+  });
+
+  it('reports a caught-up group OK and maps its client to the group', async () => {
+    const topic = await createTopic(admin, 1);
+    const group = uniqueName('g-ok');
+    await produce(topic, 10);
+    const consumer = kafka.consumer({
+      groupId: group,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let seen = 0;
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        eachMessage: async () => {
+          if (++seen === 10) resolve();
+        },
+      });
+    });
+    await consumer.commitOffsets([{ topic, partition: 0, offset: '10' }]);
+    try {
+      const report = await reconcile();
+      expect(report.complete).toBe(true);
+      expect(report.adminCalls).toBeGreaterThan(0);
+      const g = groupOf(report, group);
+      expect(g.state).toBe('Stable');
+      expect(g.status).toBe('OK');
+      expect(partitionOf(report, group, 0)).toMatchObject({
+        status: 'OK',
+        currentLag: 0,
+        committed: 10,
+        logEnd: 10,
+      });
+      expect(partitionOf(report, group, 0).owner).toMatch(/tally-test-reconcile/);
+
+      // The client → group mapping, deleted behind reconcile's back, is repaired on the next run.
+      const member = partitionOf(report, group, 0);
+      const { Item } = await documents.send(
+        new GetCommand({
+          TableName: env.TALLY_MAPPINGS_TABLE,
+          Key: { pk: `group#${group}`, sk: `partition#${topic}#0` },
+        }),
+      );
+      expect(Item).toMatchObject({ memberId: member.owner, clientId: 'tally-test-reconcile' });
+      const clientKey = {
+        pk: `client#${Item?.clientHost}#tally-test-reconcile`,
+        sk: `group#${group}`,
+      };
+      await documents.send(
+        new DeleteCommand({ TableName: env.TALLY_MAPPINGS_TABLE, Key: clientKey }),
+      );
+      const next = await reconcile();
+      expect(next.mappings.details).toContainEqual({ action: 'written', ...clientKey });
+      const repaired = await documents.send(
+        new GetCommand({ TableName: env.TALLY_MAPPINGS_TABLE, Key: clientKey }),
+      );
+      expect(repaired.Item).toMatchObject({ groupId: group });
+    } finally {
+      await consumer.disconnect();
+    }
+  });
+
+  it('flags a rewind with the number of records that will be consumed again, and restores it', async () => {
+    const topic = await createTopic(admin, 1);
+    const group = uniqueName('g-rewind');
+    await produce(topic, 20);
+    await consumeAndLeave(group, topic, 20);
+    expect(partitionOf(await reconcile(), group, 0)).toMatchObject({ status: 'OK', committed: 20 });
+    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '6' }] });
+    const rewound = partitionOf(await reconcile(), group, 0);
+    expect(rewound.status).toBe('REWIND');
+    expect(rewound.rewind).toEqual({ from: 20, to: 6, recordsToReconsume: 14 });
+
+    const call = (body?: string) =>
+      restore(
+        httpEvent({
+          pathParameters: { cluster_id: inject('kafkaClusterId'), group_id: group },
+          ...(body !== undefined && { body }),
+        }),
+        lambdaContext(),
+      ) as Promise<{ statusCode: number; body: string }>;
+    const dryRun = await call();
+    expect(dryRun.statusCode).toBe(200);
+    const plan = JSON.parse(dryRun.body);
+    expect(plan).toMatchObject({ dryRun: true, csv: `${topic},0,20\n` });
+    expect(plan.partitions[0]).toMatchObject({ current: 6, target: 20 });
+    const executed = await call('{"execute": true}');
+    expect(executed.statusCode).toBe(200);
+    expect(JSON.parse(executed.body).executed.partitions).toEqual([
+      { topic, partition: 0, before: 6, after: 20 },
+    ]);
+    const committed = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    expect(committed[0]?.partitions[0]?.offset).toBe('20');
+  });
+
+  it('refuses to restore a group that has members, naming its state', async () => {
+    const topic = await createTopic(admin, 1);
+    const group = uniqueName('g-active');
+    await produce(topic, 5);
+    await consumeAndLeave(group, topic, 5);
+    await reconcile();
+    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] });
+    await reconcile();
+    const consumer = kafka.consumer({
+      groupId: group,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic });
+    await new Promise<void>((resolve) => {
+      consumer.on(consumer.events.GROUP_JOIN, () => resolve());
+      void consumer.run({ eachMessage: async () => {} });
+    });
+    try {
+      const response = (await restore(
+        httpEvent({
+          pathParameters: { cluster_id: inject('kafkaClusterId'), group_id: group },
+          body: '{"execute": true}',
+        }),
+        lambdaContext(),
+      )) as { statusCode: number; body: string };
+      expect(response.statusCode).toBe(409);
+      expect(JSON.parse(response.body).message).toMatch(
+        /is (Stable|PreparingRebalance|CompletingRebalance)/,
+      );
+    } finally {
+      await consumer.disconnect();
+    }
+  });
+
+  it('flags LOST with the last good offset when the group offsets are deleted', async () => {
+    const topic = await createTopic(admin, 1);
+    const group = uniqueName('g-lost');
+    await produce(topic, 8);
+    await consumeAndLeave(group, topic, 8);
+    await reconcile();
+    await admin.deleteGroups([group]);
+    const lost = partitionOf(await reconcile(), group, 0);
+    expect(lost.status).toBe('LOST');
+    expect(lost.lost?.lastGoodOffset).toBe(8);
+  });
+
+  it('flags OUT_OF_RANGE with the number of records deleted before they were consumed', async () => {
+    const topic = await createTopic(admin, 1);
+    const group = uniqueName('g-range');
+    await produce(topic, 5);
+    await consumeAndLeave(group, topic, 5);
+    await produce(topic, 20);
+    await reconcile();
+    // kafkajs finds the partition leader only in metadata it already holds for the topic.
+    await admin.fetchTopicOffsets(topic);
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '15' }] });
+    const out = partitionOf(await reconcile(), group, 0);
+    expect(out.status).toBe('OUT_OF_RANGE');
+    expect(out.outOfRange).toEqual({ side: 'BELOW_LOG_START', records: 10 });
+  });
+
+  it('serves Burrow-compatible status and lag, and 404 NOTFOUND for an unknown group', async () => {
+    const topic = await createTopic(admin, 2);
+    const group = uniqueName('g-burrow');
+    await produce(topic, 6, 0);
+    await produce(topic, 4, 1);
+    await consumeAndLeave(group, topic, 10);
+    await produce(topic, 3, 1);
+    await reconcile();
+    const get = async (g: string, path: 'status' | 'lag') =>
+      (await burrow(
+        {
+          ...httpEvent({ pathParameters: { cluster: inject('kafkaClusterId'), group: g } }),
+          rawPath: `/v3/kafka/${inject('kafkaClusterId')}/consumer/${g}/${path}`,
+        },
+        lambdaContext(),
+      )) as { statusCode: number; body: string };
+    const lag = JSON.parse((await get(group, 'lag')).body);
+    expect(lag.error).toBe(false);
+    expect(lag.status).toMatchObject({ group, partition_count: 2, totallag: 3 });
+    expect(lag.status.partitions).toHaveLength(2);
+    expect(lag.status.maxlag).toMatchObject({ partition: 1, current_lag: 3 });
+    const missing = await get(uniqueName('nobody'), 'status');
+    expect(missing.statusCode).toBe(404);
+    expect(JSON.parse(missing.body).status.status).toBe('NOTFOUND');
+    const now = (await http(
+      httpEvent({ pathParameters: { cluster_id: inject('kafkaClusterId') } }),
+      lambdaContext(),
+    )) as { statusCode: number; body: string };
+    expect(now.statusCode).toBe(200);
+    expect(JSON.parse(now.body).groups.map((g: GroupReport) => g.group)).toContain(group);
+  });
+});
