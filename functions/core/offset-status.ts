@@ -50,9 +50,16 @@ export interface PartitionEvaluation {
   /** See `estimateTimeLag`; null without a commit. */
   readonly timeLagSeconds: number | null;
   readonly timeLagBasis?: TimeLagBasis;
-  readonly rewind?: { readonly from: number; readonly to: number; readonly recordsToReconsume: number };
+  readonly rewind?: {
+    readonly from: number;
+    readonly to: number;
+    readonly recordsToReconsume: number;
+  };
   readonly lost?: { readonly lastGoodOffset: number; readonly lastGoodAt: number };
-  readonly outOfRange?: { readonly side: 'BELOW_LOG_START' | 'ABOVE_LOG_END'; readonly records: number };
+  readonly outOfRange?: {
+    readonly side: 'BELOW_LOG_START' | 'ABOVE_LOG_END';
+    readonly records: number;
+  };
 }
 
 type Rewind = NonNullable<PartitionEvaluation['rewind']>;

@@ -103,7 +103,11 @@ export function estimateTimeLag(
   }
   // No bracket while committed < newest logEnd means committed is below every logEnd.
   const second = window[1];
-  if (second !== undefined && second.logEnd > oldest.logEnd && second.observedAt > oldest.observedAt) {
+  if (
+    second !== undefined &&
+    second.logEnd > oldest.logEnd &&
+    second.observedAt > oldest.observedAt
+  ) {
     const perMs = (second.logEnd - oldest.logEnd) / (second.observedAt - oldest.observedAt);
     return since(oldest.observedAt - (oldest.logEnd - committed) / perMs, now, 'EXTRAPOLATED');
   }

@@ -98,16 +98,20 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
           window: [],
           version: 0,
         };
+        const owner = owners.get(key);
+        // Kafka does not say when an offset was committed. A partition with a live owner is taken
+        // as committing now (consumers commit on an interval even without progress), so an
+        // unchanged offset reads as STALL; without an owner nothing commits, which reads as STOP.
         const observation: OffsetObservation = {
           observedAt: snapshot.observedAt,
           committed: offsets.committed,
           logStart: offsets.logStart,
           logEnd: offsets.logEnd,
+          ...(owner && offsets.committed !== null && { committedAt: snapshot.observedAt }),
         };
         const window = appendObservation(entry.window, observation, options.windowSize);
         if (!(await ports.history.save(entry, window))) historyConflicts++;
         const evaluation = evaluatePartition(window, snapshot.observedAt, options.windowSize);
-        const owner = owners.get(key);
         partitions.push({
           ...evaluation,
           topic: offsets.topic,
