@@ -286,4 +286,66 @@ describe('reconcile', () => {
     expect(now.statusCode).toBe(200);
     expect(JSON.parse(now.body).groups.map((g: GroupReport) => g.group)).toContain(group);
   });
+
+  it('judges a group without commits STOP, a live consumer not moving STALL, and one falling behind WARN', async () => {
+    const topic = await createTopic(admin, 1);
+    const stopped = uniqueName('g-stop');
+    await produce(topic, 20);
+    await admin.setOffsets({
+      groupId: stopped,
+      topic,
+      partitions: [{ partition: 0, offset: '5' }],
+    });
+    await reconcile();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(partitionOf(await reconcile(), stopped, 0)).toMatchObject({
+      status: 'STOP',
+      currentLag: 15,
+    });
+
+    // A member that holds the partition but makes no progress.
+    const stalled = uniqueName('g-stall');
+    await admin.setOffsets({
+      groupId: stalled,
+      topic,
+      partitions: [{ partition: 0, offset: '5' }],
+    });
+    const consumer = kafka.consumer({
+      groupId: stalled,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic });
+    await new Promise<void>((resolve) => {
+      consumer.on(consumer.events.GROUP_JOIN, () => resolve());
+      void consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async () => {
+          consumer.pause([{ topic }]);
+        },
+      });
+    });
+    try {
+      await reconcile();
+      await reconcile();
+      expect(partitionOf(await reconcile(), stalled, 0)).toMatchObject({
+        status: 'STALL',
+        currentLag: 15,
+      });
+      // It commits a little while records arrive faster: lag never decreases.
+      for (const offset of [7, 9]) {
+        await produce(topic, 10);
+        await consumer.commitOffsets([{ topic, partition: 0, offset: String(offset) }]);
+        await reconcile();
+      }
+      const behind = partitionOf(await reconcile(), stalled, 0);
+      expect(behind.status).toBe('WARN');
+      expect(behind.currentLag).toBe(31);
+      expect(behind.timeLagSeconds).toBeGreaterThanOrEqual(0);
+    } finally {
+      await consumer.disconnect();
+    }
+  });
 });

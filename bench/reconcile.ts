@@ -1,0 +1,470 @@
+// Reconcile benchmark: wall time and admin calls of one reconcile run (the task handler, invoked
+// in-process as Lambda would) for 10, 100 and 1,000 consumer groups of 10 partitions each, on a
+// local Kafka 3.9.1 broker and dynalite. It prints figures and never fails on a number; it exits
+// non-zero only when a run failed or the stack could not be stopped.
+//
+//   node --import tsx bench/reconcile.ts                 all sizes (about 3 min with the stack)
+//   node --import tsx bench/reconcile.ts --sizes 10,100  chosen sizes only (no results file)
+//
+// Per size: a fresh topic of 10 partitions with 3 records in each, N Empty consumer groups with
+// committed offsets (kafkajs admin.setOffsets, no consumers left running) and fresh tables, so the
+// first run starts from empty history (cold) and the second reads what the first wrote (warm).
+// The groups of a size are deleted before the next size, so each run sees only its own groups.
+//
+// With KAFKA_BROKERS and DYNAMODB_ENDPOINT set, the running services are reused; otherwise a Kafka
+// 3.9.1 broker and dynalite are started and stopped here.
+import { execFileSync } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ClientRequest } from 'node:http';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Context } from 'aws-lambda';
+import { build } from 'esbuild';
+import { Kafka, logLevel } from 'kafkajs';
+import type { ReconcileReport } from '../functions/core/reconcile.js';
+import type { ReconcileRuntime } from '../functions/reconcile/runtime.js';
+import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
+import { startLocalStack } from '../infra/local/stack.js';
+import { lambdaContext } from '../test/helpers/http-event.js';
+
+const DEFAULT_SIZES = [10, 100, 1000] as const;
+const PARTITIONS = 10;
+const RECORDS_PER_PARTITION = 3;
+const COMMITTED_OFFSET = 2; // every partition is one record behind its log end
+const SETUP_CONCURRENCY = 16; // admin.setOffsets calls in flight while creating groups
+
+function parseSizes(argv: readonly string[]): number[] {
+  const at = argv.indexOf('--sizes');
+  if (at === -1) return [...DEFAULT_SIZES];
+  const sizes = String(argv[at + 1] ?? '')
+    .split(',')
+    .map(Number);
+  if (sizes.length === 0 || sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) {
+    throw new Error(`--sizes: comma-separated positive integers, got ${String(argv[at + 1])}`);
+  }
+  return sizes;
+}
+
+const sizes = parseSizes(process.argv.slice(2));
+const fullRun = sizes.join(',') === DEFAULT_SIZES.join(',');
+const wallStart = performance.now();
+const startedAt = new Date();
+const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+const note = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+// ---------------------------------------------------------------------------------------------
+// DynamoDB requests, seen through node:http's diagnostics channels (the bundled AWS SDK uses
+// node:http; kafkajs uses raw sockets and is not seen). Counted only while `counting` is set.
+
+interface DynamoTally {
+  calls: number;
+  writes: number;
+  httpMs: number;
+  byOperation: Record<string, { calls: number; httpMs: number }>;
+}
+
+const WRITE_OPERATIONS = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
+const pendingHttp = new Map<ClientRequest, { operation: string; start: number }>();
+let counting: DynamoTally | undefined;
+subscribe('http.client.request.start', (message) => {
+  if (!counting) return;
+  const { request } = message as { request: ClientRequest };
+  const target = String(request.getHeader('x-amz-target') ?? 'http');
+  pendingHttp.set(request, {
+    operation: target.replace(/^DynamoDB_\d+\./, ''),
+    start: performance.now(),
+  });
+});
+subscribe('http.client.response.finish', (message) => {
+  const { request } = message as { request: ClientRequest };
+  const started = pendingHttp.get(request);
+  if (started === undefined || !counting) return;
+  pendingHttp.delete(request);
+  const ms = performance.now() - started.start;
+  counting.calls++;
+  counting.httpMs += ms;
+  if (WRITE_OPERATIONS.has(started.operation)) counting.writes++;
+  const entry = counting.byOperation[started.operation] ?? { calls: 0, httpMs: 0 };
+  counting.byOperation[started.operation] = entry;
+  entry.calls++;
+  entry.httpMs += ms;
+});
+
+// ---------------------------------------------------------------------------------------------
+// The task handler as Lambda runs it: one esbuild bundle (ESM, kafkajs, middy and the AWS SDK
+// inside). The sources cannot be imported by Node directly: group-reader.ts imports
+// `AssignerProtocol`, a CommonJS export of kafkajs Node's ESM loader does not detect. Each size
+// imports the bundle under its own URL, so the module-level configuration (tables from the
+// environment) and the runtime are fresh, as in a new Lambda container.
+
+type TaskHandler = (event: unknown, context: Context) => Promise<ReconcileReport>;
+interface BundledReconcile {
+  readonly handler: TaskHandler;
+  readonly reconcileRuntime: () => Promise<ReconcileRuntime>;
+}
+
+async function bundleReconcile(): Promise<string> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const file = join(mkdtempSync(join(tmpdir(), 'tally-bench-reconcile-')), 'reconcile.mjs');
+  await build({
+    absWorkingDir: root,
+    stdin: {
+      contents: [
+        "export { handler } from './functions/reconcile/task-handler.js';",
+        "export { reconcileRuntime } from './functions/reconcile/runtime.js';",
+      ].join('\n'),
+      resolveDir: root,
+      sourcefile: 'bench-reconcile-entry.ts',
+      loader: 'ts',
+    },
+    bundle: true,
+    minify: false,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    outfile: file,
+    logLevel: 'warning',
+  });
+  return file;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+interface RunFigures {
+  readonly wallMs: number;
+  readonly adminCalls: number;
+  readonly groupsReported: number;
+  readonly benchGroupsReported: number;
+  readonly partitionsEvaluated: number;
+  readonly complete: boolean;
+  readonly unreadable: number;
+  readonly historyConflicts: number;
+  readonly mappingsWritten: number;
+  readonly statuses: Record<string, number>;
+  readonly dynamodb: {
+    readonly calls: number;
+    readonly writes: number;
+    readonly httpMs: number;
+    readonly byOperation: Record<string, { calls: number; httpMs: number }>;
+  };
+}
+
+interface SizeResult {
+  readonly groups: number;
+  readonly partitionsPerGroup: number;
+  readonly expectedAdminCalls: number;
+  readonly cold: RunFigures;
+  readonly warm: RunFigures;
+  readonly setupMs: { readonly groups: number; readonly tables: number; readonly runtime: number };
+  readonly notes: readonly string[];
+}
+
+function figures(
+  report: ReconcileReport,
+  wallMs: number,
+  tally: DynamoTally,
+  groupPrefix: string,
+): RunFigures {
+  const statuses: Record<string, number> = {};
+  for (const group of report.groups) {
+    for (const p of group.partitions) statuses[p.status] = (statuses[p.status] ?? 0) + 1;
+  }
+  return {
+    wallMs: round1(wallMs),
+    adminCalls: report.adminCalls,
+    groupsReported: report.groups.length,
+    benchGroupsReported: report.groups.filter((g) => g.group.startsWith(groupPrefix)).length,
+    partitionsEvaluated: report.groups.reduce((sum, g) => sum + g.partitionCount, 0),
+    complete: report.complete,
+    unreadable: report.unreadable.length,
+    historyConflicts: report.historyConflicts,
+    mappingsWritten: report.mappings.written + report.mappings.changed,
+    statuses,
+    dynamodb: {
+      calls: tally.calls,
+      writes: tally.writes,
+      httpMs: round1(tally.httpMs),
+      byOperation: Object.fromEntries(
+        Object.entries(tally.byOperation)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([operation, t]) => [operation, { calls: t.calls, httpMs: round1(t.httpMs) }]),
+      ),
+    },
+  };
+}
+
+/** `pgrep -a java` lines (none when pgrep finds nothing). */
+function javaProcesses(): string[] {
+  try {
+    return execFileSync('pgrep', ['-a', 'java'], { encoding: 'utf8' }).trim().split('\n');
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` in flight. */
+async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+function markdown(runs: readonly SizeResult[]): string {
+  const lines = [
+    '| groups × partitions | cold ms | cold admin calls | warm ms | warm admin calls | expected admin calls | DynamoDB writes cold / warm | DynamoDB HTTP ms cold / warm |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of runs) {
+    lines.push(
+      `| ${r.groups} × ${r.partitionsPerGroup} | ${r.cold.wallMs} | ${r.cold.adminCalls} | ${r.warm.wallMs} | ${r.warm.adminCalls} | ${r.expectedAdminCalls} | ${r.cold.dynamodb.writes} / ${r.warm.dynamodb.writes} | ${r.cold.dynamodb.httpMs} / ${r.warm.dynamodb.httpMs} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup, runs, output
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const reusing = Boolean(process.env.KAFKA_BROKERS?.trim() && process.env.DYNAMODB_ENDPOINT?.trim());
+const javaBefore = javaProcesses();
+const stack = await startLocalStack({
+  log: (line) => note(`stack: ${line}`),
+  tablePrefix: `bench-reconcile-${runId}-`,
+});
+const stackReadyMs = performance.now() - wallStart;
+const ourPids = new Set(stack.processes.map((managed) => String(managed.pid)));
+const otherJava = javaBefore.filter((line) => !ourPids.has(line.split(' ')[0] ?? ''));
+const loadAtStart = loadavg()[0] ?? NaN;
+if (otherJava.length > 0) {
+  note(`${otherJava.length} java process(es) not started by this run: figures will be noisy`);
+}
+
+let exitCode = 0;
+const cleanups: Array<() => Promise<void>> = [];
+let bundleFile: string | undefined;
+
+async function finish(): Promise<void> {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  if (bundleFile) rmSync(dirname(bundleFile), { recursive: true, force: true });
+  if (reusing) return;
+  await stack.stop();
+  const ours = stack.processes.filter((managed) => alive(managed.pid));
+  const java = javaProcesses();
+  if (ours.length > 0) {
+    exitCode = 1;
+    note(`still running after stop: ${ours.map((m) => `${m.name} (pid ${m.pid})`).join(', ')}`);
+  } else if (java.length === 0) {
+    note('stack stopped; no java process left');
+  } else {
+    note(`stack stopped; java processes this run did not start:\n${java.join('\n')}`);
+  }
+}
+
+try {
+  Object.assign(process.env, {
+    KAFKA_BROKERS: stack.kafkaBrokers,
+    DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
+    AWS_REGION: 'us-east-1',
+    LOG_LEVEL: 'error',
+  });
+  const kafka = new Kafka({
+    clientId: 'tally-bench-reconcile',
+    brokers: stack.kafkaBrokers.split(','),
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  cleanups.push(() => admin.disconnect());
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  cleanups.push(() => producer.disconnect());
+  const dynamodb = localDynamoDbClient(stack.dynamodbEndpoint);
+  cleanups.push(async () => dynamodb.destroy());
+
+  bundleFile = await bundleReconcile();
+  const bundleUrl = pathToFileURL(bundleFile).href;
+
+  const runs: SizeResult[] = [];
+  for (const n of sizes) {
+    const notes: string[] = [];
+    const topic = `bench-reconcile-${runId}-n${n}`;
+    const groupPrefix = `bench-reconcile-${runId}-n${n}-g`;
+    const groupIds = Array.from(
+      { length: n },
+      (_, i) => `${groupPrefix}${String(i).padStart(String(n - 1).length, '0')}`,
+    );
+
+    // Topic, records, groups with committed offsets (Empty: no member, so no mappings either).
+    let started = performance.now();
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic, numPartitions: PARTITIONS }],
+    });
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: Array.from({ length: PARTITIONS * RECORDS_PER_PARTITION }, (_, i) => ({
+        partition: i % PARTITIONS,
+        value: `record-${i}`,
+      })),
+    });
+    const partitions = Array.from({ length: PARTITIONS }, (_, partition) => ({
+      partition,
+      offset: String(COMMITTED_OFFSET),
+    }));
+    await pool(groupIds, SETUP_CONCURRENCY, (groupId) =>
+      admin.setOffsets({ groupId, topic, partitions }),
+    );
+    const groupsMs = performance.now() - started;
+    note(`n=${n}: topic, records and ${n} groups ready in ${Math.round(groupsMs)} ms`);
+
+    // Fresh tables, and a fresh runtime reading them (connections made before timing).
+    started = performance.now();
+    const tables = await createLocalTables(dynamodb, `bench-reconcile-${runId}-n${n}-`);
+    const tablesMs = performance.now() - started;
+    Object.assign(process.env, {
+      TALLY_MAPPINGS_TABLE: tables.MappingsTable,
+      TALLY_OFFSET_HISTORY_TABLE: tables.OffsetHistoryTable,
+      TALLY_RECONCILE_REPORTS_TABLE: tables.ReconcileReportsTable,
+    });
+    started = performance.now();
+    const bundled = (await import(`${bundleUrl}?n=${n}`)) as BundledReconcile;
+    const runtime = await bundled.reconcileRuntime();
+    await runtime.source.clusterId(); // connects the admin client the runs use
+    const runtimeMs = performance.now() - started;
+
+    const runOnce = async (which: 'cold' | 'warm'): Promise<RunFigures> => {
+      const tally: DynamoTally = { calls: 0, writes: 0, httpMs: 0, byOperation: {} };
+      counting = tally;
+      const start = performance.now();
+      let report: ReconcileReport;
+      try {
+        report = await bundled.handler({}, lambdaContext(900_000));
+      } finally {
+        counting = undefined;
+      }
+      const wallMs = performance.now() - start;
+      const result = figures(report, wallMs, tally, groupPrefix);
+      note(
+        `n=${n} ${which}: ${Math.round(wallMs)} ms, ${result.adminCalls} admin calls, ${result.groupsReported} groups, ${result.partitionsEvaluated} partitions, ${tally.writes} DynamoDB writes`,
+      );
+      if (result.groupsReported !== n || result.benchGroupsReported !== n) {
+        notes.push(
+          `${which}: ${result.groupsReported} groups reported (${result.benchGroupsReported} of this size), expected ${n}`,
+        );
+      }
+      if (result.partitionsEvaluated !== n * PARTITIONS) {
+        notes.push(
+          `${which}: ${result.partitionsEvaluated} partitions evaluated, expected ${n * PARTITIONS}`,
+        );
+      }
+      const wrongCommit = report.groups.reduce(
+        (sum, g) => sum + g.partitions.filter((p) => p.committed !== COMMITTED_OFFSET).length,
+        0,
+      );
+      if (wrongCommit > 0) {
+        notes.push(`${which}: ${wrongCommit} partitions without commit ${COMMITTED_OFFSET}`);
+      }
+      if (!report.complete) notes.push(`${which}: incomplete: ${report.unreadable.slice(0, 3)}`);
+      return result;
+    };
+
+    const cold = await runOnce('cold');
+    const warm = await runOnce('warm');
+    await runtime.source.close();
+
+    // One ListGroups, one DescribeGroups per 50 groups, one OffsetFetch per group, one ListOffsets
+    // per topic (group-reader.ts).
+    const expectedAdminCalls = 1 + Math.ceil(n / 50) + n + 1;
+    for (const [which, run] of [
+      ['cold', cold],
+      ['warm', warm],
+    ] as const) {
+      if (run.adminCalls !== expectedAdminCalls) {
+        notes.push(`${which}: ${run.adminCalls} admin calls, expected ${expectedAdminCalls}`);
+      }
+    }
+    runs.push({
+      groups: n,
+      partitionsPerGroup: PARTITIONS,
+      expectedAdminCalls,
+      cold,
+      warm,
+      setupMs: { groups: round1(groupsMs), tables: round1(tablesMs), runtime: round1(runtimeMs) },
+      notes,
+    });
+
+    // The next size must see only its own groups. (Topics are kept: deleting one leaves it in
+    // the kafkajs clients' metadata targets, and their next metadata refresh fails.)
+    await admin.deleteGroups(groupIds);
+  }
+
+  const result = {
+    benchmark: 'kafka-tally reconcile',
+    machine: {
+      cores: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      kafka: '3.9.1',
+      date: startedAt.toISOString(),
+      loadAverage1m: { start: round1(loadAtStart), end: round1(loadavg()[0] ?? NaN) },
+      otherJavaProcessesAtStart: otherJava.length,
+      kafkaBroker: reusing ? `reused ${stack.kafkaBrokers}` : 'single-node KRaft, started here',
+      dynamodb: reusing ? `reused ${stack.dynamodbEndpoint}` : 'dynalite 4.0.0, started here',
+    },
+    setup: {
+      handler: 'functions/reconcile/task-handler.ts from an esbuild bundle, in-process',
+      groups: `Empty groups (no members) with offset ${COMMITTED_OFFSET} committed on each of ${PARTITIONS} partitions of one topic holding ${RECORDS_PER_PARTITION} records per partition`,
+      cold: 'first run on empty tables (admin client already connected)',
+      warm: 'second run, reading the history the first wrote',
+      dynamodb: 'requests seen on node:http during the run; writes = PutItem/UpdateItem/DeleteItem',
+    },
+    runs,
+    timingsMs: {
+      stackReady: Math.round(stackReadyMs),
+      total: Math.round(performance.now() - wallStart),
+    },
+  };
+
+  const json = JSON.stringify(result, null, 2);
+  process.stdout.write(`${json}\n`);
+  if (fullRun) {
+    const dir = new URL('./results/', import.meta.url);
+    mkdirSync(dir, { recursive: true });
+    const file = new URL(`reconcile-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`, dir);
+    writeFileSync(file, `${json}\n`);
+    note(`wrote ${file.pathname}`);
+  }
+  process.stderr.write(`\n${markdown(runs)}\n\n`);
+  for (const r of runs) for (const line of r.notes) note(`n=${r.groups}: ${line}`);
+} catch (error) {
+  exitCode = 1;
+  note(`FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+} finally {
+  await finish();
+}
+note(`total wall time ${Math.round((performance.now() - wallStart) / 1000)} s`);
+process.exit(exitCode);
