@@ -3,6 +3,7 @@
 import type { ReconcileReport } from '../core/reconcile.js';
 import { log } from '../platform/log.js';
 import { taskHandler } from '../platform/task.js';
+import { publishReconcileMetrics } from './metrics.js';
 import { reconcileRuntime } from './runtime.js';
 
 export const handler = taskHandler<unknown, ReconcileReport>(async () => {
@@ -15,5 +16,6 @@ export const handler = taskHandler<unknown, ReconcileReport>(async () => {
     errors: report.groups.filter((g) => g.status === 'ERR').map((g) => g.group),
     mappings: { ...report.mappings, details: undefined },
   });
+  publishReconcileMetrics(report);
   return report;
 });
