@@ -24,6 +24,9 @@ describe('reconcile', () => {
   let http: Awaited<typeof import('../../functions/reconcile/http-handler.js')>['handler'];
   let restore: Awaited<typeof import('../../functions/reconcile/restore-handler.js')>['handler'];
   let burrow: Awaited<typeof import('../../functions/reconcile/burrow-handler.js')>['handler'];
+  let consumerGroup: Awaited<
+    typeof import('../../functions/reconcile/consumer-group-handler.js')
+  >['handler'];
 
   const groupOf = (report: ReconcileReport, group: string): GroupReport => {
     const found = report.groups.find((g) => g.group === group);
@@ -90,6 +93,7 @@ describe('reconcile', () => {
     http = (await import('../../functions/reconcile/http-handler.js')).handler;
     restore = (await import('../../functions/reconcile/restore-handler.js')).handler;
     burrow = (await import('../../functions/reconcile/burrow-handler.js')).handler;
+    consumerGroup = (await import('../../functions/reconcile/consumer-group-handler.js')).handler;
   });
 
   afterAll(async () => {
@@ -276,6 +280,16 @@ describe('reconcile', () => {
     expect(lag.status).toMatchObject({ group, partition_count: 2, totallag: 3 });
     expect(lag.status.partitions).toHaveLength(2);
     expect(lag.status.maxlag).toMatchObject({ partition: 1, current_lag: 3 });
+    const confluent = (await consumerGroup(
+      httpEvent({ pathParameters: { cluster_id: inject('kafkaClusterId'), group_id: group } }),
+      lambdaContext(),
+    )) as { statusCode: number; body: string };
+    expect(JSON.parse(confluent.body)).toMatchObject({
+      kind: 'KafkaConsumerGroup',
+      consumer_group_id: group,
+      state: 'EMPTY',
+      lag_summary: { max_lag: 3, total_lag: 3, max_lag_partition_id: 1 },
+    });
     const missing = await get(uniqueName('nobody'), 'status');
     expect(missing.statusCode).toBe(404);
     expect(JSON.parse(missing.body).status.status).toBe('NOTFOUND');
