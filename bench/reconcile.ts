@@ -34,7 +34,9 @@ const DEFAULT_SIZES = [10, 100, 1000] as const;
 const PARTITIONS = 10;
 const RECORDS_PER_PARTITION = 3;
 const COMMITTED_OFFSET = 2; // every partition is one record behind its log end
-const SETUP_CONCURRENCY = 16; // admin.setOffsets calls in flight while creating groups
+// admin.setOffsets runs a throwaway consumer per group (join, seek, one fetch of up to kafkajs's
+// 5 s maxWaitTime, leave): seconds each, so many run at once.
+const SETUP_CONCURRENCY = 100;
 
 function parseSizes(argv: readonly string[]): number[] {
   const at = argv.indexOf('--sizes');
@@ -149,11 +151,52 @@ interface RunFigures {
   readonly historyConflicts: number;
   readonly mappingsWritten: number;
   readonly statuses: Record<string, number>;
+  /** Time inside the runtime's ports (sequential calls, so they add up); the rest is other. */
+  readonly phasesMs: Phases;
   readonly dynamodb: {
     readonly calls: number;
     readonly writes: number;
     readonly httpMs: number;
     readonly byOperation: Record<string, { calls: number; httpMs: number }>;
+  };
+}
+
+interface Phases {
+  kafkaRead: number;
+  historyLoad: number;
+  historySave: number;
+  reportSave: number;
+  /** Mapping repair, evaluation and everything else in the run. */
+  other: number;
+}
+
+/** Times the runtime's ports: the reconciler calls them through these objects at call time. */
+function instrument(runtime: ReconcileRuntime): { reset(): Phases } {
+  let phases: Phases = { kafkaRead: 0, historyLoad: 0, historySave: 0, reportSave: 0, other: 0 };
+  const timed = <A extends unknown[], R>(
+    phase: Exclude<keyof Phases, 'other'>,
+    fn: (...args: A) => Promise<R>,
+  ) => {
+    return async (...args: A): Promise<R> => {
+      const start = performance.now();
+      try {
+        return await fn(...args);
+      } finally {
+        phases[phase] += performance.now() - start;
+      }
+    };
+  };
+  const { source, history, reports } = runtime;
+  source.read = timed('kafkaRead', source.read.bind(source));
+  history.loadAll = timed('historyLoad', history.loadAll.bind(history));
+  history.save = timed('historySave', history.save.bind(history));
+  reports.saveGroupReport = timed('reportSave', reports.saveGroupReport.bind(reports));
+  return {
+    reset() {
+      const was = phases;
+      phases = { kafkaRead: 0, historyLoad: 0, historySave: 0, reportSave: 0, other: 0 };
+      return was;
+    },
   };
 }
 
@@ -171,8 +214,17 @@ function figures(
   report: ReconcileReport,
   wallMs: number,
   tally: DynamoTally,
+  phases: Phases,
   groupPrefix: string,
 ): RunFigures {
+  const inPorts = phases.kafkaRead + phases.historyLoad + phases.historySave + phases.reportSave;
+  const phasesMs: Phases = {
+    kafkaRead: round1(phases.kafkaRead),
+    historyLoad: round1(phases.historyLoad),
+    historySave: round1(phases.historySave),
+    reportSave: round1(phases.reportSave),
+    other: round1(wallMs - inPorts),
+  };
   const statuses: Record<string, number> = {};
   for (const group of report.groups) {
     for (const p of group.partitions) statuses[p.status] = (statuses[p.status] ?? 0) + 1;
@@ -188,6 +240,7 @@ function figures(
     historyConflicts: report.historyConflicts,
     mappingsWritten: report.mappings.written + report.mappings.changed,
     statuses,
+    phasesMs,
     dynamodb: {
       calls: tally.calls,
       writes: tally.writes,
@@ -355,10 +408,12 @@ try {
     const runtime = await bundled.reconcileRuntime();
     await runtime.source.clusterId(); // connects the admin client the runs use
     const runtimeMs = performance.now() - started;
+    const phases = instrument(runtime);
 
     const runOnce = async (which: 'cold' | 'warm'): Promise<RunFigures> => {
       const tally: DynamoTally = { calls: 0, writes: 0, httpMs: 0, byOperation: {} };
       counting = tally;
+      phases.reset();
       const start = performance.now();
       let report: ReconcileReport;
       try {
@@ -367,9 +422,9 @@ try {
         counting = undefined;
       }
       const wallMs = performance.now() - start;
-      const result = figures(report, wallMs, tally, groupPrefix);
+      const result = figures(report, wallMs, tally, phases.reset(), groupPrefix);
       note(
-        `n=${n} ${which}: ${Math.round(wallMs)} ms, ${result.adminCalls} admin calls, ${result.groupsReported} groups, ${result.partitionsEvaluated} partitions, ${tally.writes} DynamoDB writes`,
+        `n=${n} ${which}: ${Math.round(wallMs)} ms, ${result.adminCalls} admin calls, ${result.groupsReported} groups, ${result.partitionsEvaluated} partitions, ${tally.writes} DynamoDB writes; ms in ${JSON.stringify(result.phasesMs)}`,
       );
       if (result.groupsReported !== n || result.benchGroupsReported !== n) {
         notes.push(

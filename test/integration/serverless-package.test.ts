@@ -64,6 +64,13 @@ describe('serverless package (offline, no AWS credentials)', () => {
       ProduceBatch: ['POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch'],
       ProduceV2: ['POST /topics/{topic_name}'],
       Lookup: ['GET /v3/clusters/{cluster_id}/records/lookup'],
+      ReconcileNow: ['POST /v3/clusters/{cluster_id}/reconcile'],
+      Restore: ['POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore'],
+      ConsumerGroup: ['GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}'],
+      Burrow: [
+        'GET /v3/kafka/{cluster}/consumer/{group}/status',
+        'GET /v3/kafka/{cluster}/consumer/{group}/lag',
+      ],
     };
     const routeKeys = Object.values(template.Resources)
       .filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Route')
@@ -92,6 +99,13 @@ describe('serverless package (offline, no AWS credentials)', () => {
       expect(statement.Action).not.toContain('dynamodb:*');
       expect(JSON.stringify(statement.Resource)).not.toContain('"*"');
     }
+  });
+
+  it('runs reconcile on an EventBridge schedule, every minute by default', () => {
+    const rules = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Events::Rule');
+    expect(rules.map((r) => r.Properties.ScheduleExpression)).toContain('rate(1 minute)');
+    const targets = JSON.stringify(rules.map((r) => r.Properties.Targets));
+    expect(targets).toContain('ReconcileLambdaFunction');
   });
 
   it('declares every table of infra/resources/tables.yml with its key schema', () => {

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { rateMs, readSchedules } from '../../infra/local/schedules.js';
+
+describe('local schedules from serverless.yml', () => {
+  it('reads rate() expressions into intervals', () => {
+    expect(rateMs('rate(1 minute)')).toBe(60_000);
+    expect(rateMs('rate(5 minutes)')).toBe(300_000);
+    expect(rateMs('rate(2 hours)')).toBe(7_200_000);
+    expect(rateMs('cron(0 12 * * ? *)')).toBeUndefined();
+  });
+
+  it("fires reconcile every minute by default, or on TALLY_RECONCILE_SCHEDULE's rate", () => {
+    expect(readSchedules({})).toEqual([
+      { functionName: 'kafka-tally-local-reconcile', everyMs: 60_000 },
+    ]);
+    expect(readSchedules({ TALLY_RECONCILE_SCHEDULE: 'rate(10 minutes)' })).toEqual([
+      { functionName: 'kafka-tally-local-reconcile', everyMs: 600_000 },
+    ]);
+  });
+});
