@@ -6,6 +6,8 @@
 //   node --import tsx bench/reconcile.ts                 all sizes (about 3 min with the stack)
 //   node --import tsx bench/reconcile.ts --sizes 10,100  chosen sizes only (no results file)
 //
+// Under `node --cpu-prof` the handler bundle is kept for bench/cpuprofile-summary.ts.
+//
 // Per size: a fresh topic of 10 partitions with 3 records in each, N Empty consumer groups with
 // committed offsets (kafkajs admin.setOffsets, no consumers left running) and fresh tables, so the
 // first run starts from empty history (cold) and the second reads what the first wrote (warm).
@@ -51,7 +53,9 @@ function parseSizes(argv: readonly string[]): number[] {
 }
 
 const sizes = parseSizes(process.argv.slice(2));
-const fullRun = sizes.join(',') === DEFAULT_SIZES.join(',');
+const profiling = process.execArgv.some((arg) => arg.startsWith('--cpu-prof'));
+// Only complete, unprofiled runs are kept in bench/results.
+const fullRun = sizes.join(',') === DEFAULT_SIZES.join(',') && !profiling;
 const wallStart = performance.now();
 const startedAt = new Date();
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
@@ -321,7 +325,9 @@ let bundleFile: string | undefined;
 
 async function finish(): Promise<void> {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
-  if (bundleFile) rmSync(dirname(bundleFile), { recursive: true, force: true });
+  // Under --cpu-prof the bundle is kept: bench/cpuprofile-summary.ts maps its lines to modules.
+  if (bundleFile && profiling) note(`bundle kept for the profile: ${bundleFile}`);
+  else if (bundleFile) rmSync(dirname(bundleFile), { recursive: true, force: true });
   if (reusing) return;
   await stack.stop();
   const ours = stack.processes.filter((managed) => alive(managed.pid));

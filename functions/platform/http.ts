@@ -53,6 +53,21 @@ export function errorResponse(error: unknown, requestId: string | undefined): Ht
       headers,
     );
   }
+  // middy ends an invocation just before Lambda's timeout (timeoutEarly): whatever was in flight
+  // has an unknown outcome, which the ledger records (UNKNOWN is written before sending).
+  if (
+    error instanceof Error &&
+    error.name === 'TimeoutError' &&
+    error.message.includes('AbortError')
+  ) {
+    return json(504, {
+      error_code: 504,
+      message:
+        'the function ran out of time; records of this request may have been sent: look them up by Idempotency-Key or stream and seq',
+      outcome: 'UNKNOWN',
+      retriable: true,
+    });
+  }
   const known = error instanceof Error ? IDEMPOTENCY_ERRORS[error.name] : undefined;
   if (known) {
     return json(known[0], { error_code: known[0], message: known[1], retriable: known[0] === 409 });

@@ -43,7 +43,9 @@ function exitOf(child: ChildProcess): Promise<[number | null, NodeJS.Signals | n
   return once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
 }
 
-describe('local stack lifecycle', () => {
+// A launcher starts Kafka, DynamoDB and serverless-offline (which bundles every function):
+// on a busy 2-core machine that alone can take a minute.
+describe('local stack lifecycle', { timeout: 180_000 }, () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`prints one ready line and, on ${signal}, stops Kafka and DynamoDB and exits 0`, async () => {
       const { child, stdout, services } = await startLauncher();

@@ -1,5 +1,6 @@
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import {
   createTopic,
@@ -43,6 +44,7 @@ describe('sequence numbers across handler instances', () => {
             key: { type: 'STRING', data: `k${i}` },
             value: { type: 'STRING', data: `v${i}` },
           }),
+          lambdaContext(900_000),
         ),
       ),
     );

@@ -225,3 +225,18 @@ describe('baseUrl', () => {
     expect(baseUrl(eventWith({}, 'offlineContext_domainName'))).toBe('');
   });
 });
+
+describe('errorResponse for a Lambda about to time out', () => {
+  it("answers middy's early timeout with 504 UNKNOWN, not a bare 500", () => {
+    const error = Object.assign(new Error('[AbortError]: The operation was aborted.'), {
+      name: 'TimeoutError',
+    });
+    const response = errorResponse(error, 'req-1');
+    expect(response.statusCode).toBe(504);
+    expect(JSON.parse(response.body as string)).toMatchObject({
+      error_code: 504,
+      outcome: 'UNKNOWN',
+      retriable: true,
+    });
+  });
+});
