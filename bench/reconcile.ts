@@ -155,6 +155,9 @@ interface RunFigures {
   readonly historyConflicts: number;
   readonly mappingsWritten: number;
   readonly statuses: Record<string, number>;
+  /** EMF metric lines the handler wrote to stdout (dropped here). */
+  readonly emfMetricLines: number;
+  readonly emfMetricBytes: number;
   /** Time inside the runtime's ports (sequential calls, so they add up); the rest is other. */
   readonly phasesMs: Phases;
   readonly dynamodb: {
@@ -170,7 +173,7 @@ interface Phases {
   historyLoad: number;
   historySave: number;
   reportSave: number;
-  /** Mapping repair, evaluation and everything else in the run. */
+  /** Mapping repair, evaluation, EMF metrics and everything else in the run. */
   other: number;
 }
 
@@ -219,6 +222,7 @@ function figures(
   wallMs: number,
   tally: DynamoTally,
   phases: Phases,
+  emf: { readonly lines: number; readonly bytes: number },
   groupPrefix: string,
 ): RunFigures {
   const inPorts = phases.kafkaRead + phases.historyLoad + phases.historySave + phases.reportSave;
@@ -244,6 +248,8 @@ function figures(
     historyConflicts: report.historyConflicts,
     mappingsWritten: report.mappings.written + report.mappings.changed,
     statuses,
+    emfMetricLines: emf.lines,
+    emfMetricBytes: emf.bytes,
     phasesMs,
     dynamodb: {
       calls: tally.calls,
@@ -420,15 +426,27 @@ try {
       const tally: DynamoTally = { calls: 0, writes: 0, httpMs: 0, byOperation: {} };
       counting = tally;
       phases.reset();
+      const emf = { lines: 0, bytes: 0 };
+      const write = process.stdout.write;
+      // The handler's EMF metric lines (Powertools writes them to stdout, which CloudWatch reads
+      // in Lambda) are produced as usual but counted and dropped: stdout carries our JSON only.
+      process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+        emf.bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+        emf.lines += String(chunk).split('\n').length - 1;
+        const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+        if (done) process.nextTick(done);
+        return true;
+      }) as typeof process.stdout.write;
       const start = performance.now();
       let report: ReconcileReport;
       try {
         report = await bundled.handler({}, lambdaContext(900_000));
       } finally {
         counting = undefined;
+        process.stdout.write = write;
       }
       const wallMs = performance.now() - start;
-      const result = figures(report, wallMs, tally, phases.reset(), groupPrefix);
+      const result = figures(report, wallMs, tally, phases.reset(), emf, groupPrefix);
       note(
         `n=${n} ${which}: ${Math.round(wallMs)} ms, ${result.adminCalls} admin calls, ${result.groupsReported} groups, ${result.partitionsEvaluated} partitions, ${tally.writes} DynamoDB writes; ms in ${JSON.stringify(result.phasesMs)}`,
       );

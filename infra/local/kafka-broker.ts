@@ -29,9 +29,15 @@ function render(template: string, values: Record<string, string>): string {
   });
 }
 
-/** Kafka cluster ids are 16 random bytes, base64url without padding. */
-function newClusterId(): string {
-  return randomBytes(16).toString('base64url');
+/**
+ * Kafka cluster ids are 16 random bytes, base64url without padding. One that starts with "-"
+ * would be read as an option by kafka-storage's argument parser, so such draws are skipped.
+ */
+export function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (/^[A-Za-z0-9]/.test(id)) return id;
+  }
 }
 
 /**
