@@ -1,20 +1,23 @@
 // Consumer-offset status of one group/topic/partition, judged on its window of observations:
 // Burrow's rules (LinkedIn's lag checker) after three Tally checks on the newest observation.
 //
-// Burrow, linkedin/Burrow core/internal/evaluator/caching.go (newest stored version, d327a3e):
-// evaluatePartitionStatus (≈ lines 270-311) drops the empty slots at the start of the commit
-// ring, sets `complete` = filled share of the ring and evaluates whenever it reaches
-// minimum-complete (default 0, so always). calculatePartitionStatus (≈ 313-339) then goes:
+// Burrow, linkedin/Burrow core/internal/evaluator/caching.go. evaluatePartitionStatus drops
+// the empty slots at the start of the commit ring, sets `complete` = filled share of the ring
+// and evaluates whenever it reaches minimum-complete (default 0, so always).
+// calculatePartitionStatus, in the order of Burrow's current version (its comments: the rewind
+// check "has to go above the isLagAlwaysNotZero check", and checkIfRewindRecovered):
 //   0. current lag 0 → OK, nothing else is checked;
-//   1. STOP: now − newest commit time > newest − oldest commit time (checkIfOffsetsStopped,
-//      ≈ 361-367), unless some recent broker log end ≤ the newest committed offset
-//      (checkIfRecentLagZero, ≈ 395-406: the group was caught up a few minutes ago);
-//   2. any commit in the ring had lag 0 → OK (isLagAlwaysNotZero, ≈ 341-349);
-//   3. REWIND: any commit lower than the one before it, anywhere in the ring (≈ 351-359): a
-//      rewind that has climbed back since still counts until it leaves the ring;
-//   4. STALL: every commit in the ring has the same offset (≈ 369-378);
-//   5. WARN: lag never decreases from one commit to the next (≈ 380-393);
+//   1. STOP: now − newest commit time > newest − oldest commit time (checkIfOffsetsStopped),
+//      unless some recent broker log end ≤ the newest committed offset (checkIfRecentLagZero:
+//      the group was caught up a few minutes ago);
+//   2. REWIND: a commit lower than the one before it, unless a later commit climbed back to the
+//      offset it fell from (checkIfOffsetsRewind + checkIfRewindRecovered: a rebalance that
+//      re-commits an old offset and then catches up is not held against the consumer);
+//   3. any commit in the ring had lag 0 → OK (isLagAlwaysNotZero);
+//   4. STALL: every commit in the ring has the same offset;
+//   5. WARN: lag never decreases from one commit to the next;
 //   6. OK.
+// Older Burrow versions (e.g. d327a3e) checked REWIND after lag-zero and without recovery.
 // Current lag (storage/inmemory.go, fetchConsumer) = newest broker log end − newest commit,
 // 0 when the commit is ahead. Burrow's ring holds commits; ours holds reconcile readings, so the
 // commits are derived from them (see `commitsOf`), and Burrow's recent broker offsets are the
@@ -153,9 +156,14 @@ function burrowStatus(
   const stopped = now - last.at > last.at - first.at;
   const recentlyCaughtUp = window.some((o) => o.logEnd <= last.offset);
   if (stopped && !recentlyCaughtUp) return 'STOP';
+  const steps = commits.slice(1).map((c, i) => ({ c, before: commits[i] ?? c, i: i + 1 }));
+  const unrecovered = steps.some(
+    ({ c, before, i }) =>
+      c.offset < before.offset &&
+      !commits.slice(i + 1).some((later) => later.offset >= before.offset),
+  );
+  if (unrecovered) return 'REWIND';
   if (commits.some((c) => c.lag === 0)) return 'OK';
-  const steps = commits.slice(1).map((c, i) => ({ c, before: commits[i] ?? c }));
-  if (steps.some(({ c, before }) => c.offset < before.offset)) return 'REWIND';
   if (commits.every((c) => c.offset === first.offset)) return 'STALL';
   if (steps.every(({ c, before }) => c.lag >= before.lag)) return 'WARN';
   return 'OK';

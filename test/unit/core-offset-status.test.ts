@@ -202,10 +202,22 @@ describe("Burrow's rules (caching_test.go cases in our terms)", () => {
     expect(judge(win([1000, 1100], [1000, 1150], [1000, 1200], [1000, 1300])).status).toBe('STOP');
   });
 
-  it('#7 a rewind that climbs back is NOT ignored: Burrow still says REWIND', () => {
+  it('a rewind that climbs back is ignored (checkIfRewindRecovered): the other rules decide', () => {
+    // 3000 → 2000, then 4000 ≥ 3000: recovered. Lag never zero, offsets move, and lag fell
+    // from 1250 to 300 at the last commit: nothing else applies → OK.
     const e = judge(win([1000, 1100], [2000, 2150], [3000, 3200], [2000, 3250], [4000, 4300]));
+    expect(e.status).toBe('OK');
+  });
+
+  it('a rewind that has not climbed back yet is REWIND, with the step', () => {
+    const e = judge(win([1000, 1100], [2000, 2150], [3000, 3200], [2000, 3250], [2500, 3300]));
     expect(e.status).toBe('REWIND');
     expect(e.rewind).toEqual({ from: 3000, to: 2000, recordsToReconsume: 1000 });
+  });
+
+  it('a rewind after a zero-lag moment is REWIND: the check comes before lag-zero', () => {
+    const e = judge(win([1000, 1000], [2000, 2150], [3000, 3200], [2000, 3250], [2500, 3300]));
+    expect(e.status).toBe('REWIND');
   });
 
   it('a rewind that climbs back is OK when lag was zero somewhere in the window', () => {
@@ -214,13 +226,13 @@ describe("Burrow's rules (caching_test.go cases in our terms)", () => {
     expect(e.rewind).toBeUndefined();
   });
 
-  it('a rewind that climbed back is forgotten once its step leaves the window', () => {
-    let window = win([1000, 1100], [2000, 2150], [3000, 3200], [2000, 3250], [4000, 4300]);
-    window = appendObservation(window, { ...obs(5), committed: 5000, logEnd: 5300 }, 5);
+  it('an unrecovered rewind is forgotten once its step leaves the window', () => {
+    let window = win([1000, 1100], [2000, 2150], [3000, 3200], [2000, 3250], [2100, 3300]);
+    expect(evaluatePartition(window, at(4), 5).status).toBe('REWIND');
+    window = appendObservation(window, { ...obs(5), committed: 2200, logEnd: 3300 }, 5);
     expect(evaluatePartition(window, at(5), 5).status).toBe('REWIND');
-    window = appendObservation(window, { ...obs(6), committed: 6000, logEnd: 6300 }, 5);
-    expect(evaluatePartition(window, at(6), 5).status).toBe('REWIND');
-    window = appendObservation(window, { ...obs(7), committed: 7000, logEnd: 7300 }, 5);
+    window = appendObservation(window, { ...obs(6), committed: 2300, logEnd: 3300 }, 5);
+    window = appendObservation(window, { ...obs(7), committed: 2400, logEnd: 3300 }, 5);
     expect(evaluatePartition(window, at(7), 5).status).toBe('OK');
   });
 });
@@ -242,8 +254,8 @@ describe('precedence when several rules apply', () => {
     expect(judge(window, 10 * STEP).status).toBe('REWIND');
   });
 
-  it("Burrow's STOP before Burrow's REWIND (an older step down)", () => {
-    const window = win([1000, 5000], [3000, 5100], [2000, 5200], [4000, 5300]);
+  it("Burrow's STOP before Burrow's REWIND (an older step down, not recovered)", () => {
+    const window = win([1000, 5000], [3000, 5100], [2000, 5200], [2500, 5300]);
     expect(judge(window).status).toBe('REWIND');
     expect(judge(window, 3 * STEP + 1).status).toBe('STOP');
   });
