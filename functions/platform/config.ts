@@ -173,3 +173,28 @@ export function loadReconcileConfig(env: Env = process.env): ReconcileConfig {
     kafkaRequestTimeoutMs: integer(env, 'TALLY_KAFKA_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
   };
 }
+
+export interface ReceiptsConfig {
+  readonly region: string;
+  readonly kafka: KafkaSource;
+  readonly dynamodbEndpoint: string | undefined;
+  readonly dynamodbTimeoutMs: number;
+  readonly receiptsTable: string;
+  readonly kafkaRequestTimeoutMs: number;
+}
+
+export function loadReceiptsConfig(env: Env = process.env): ReceiptsConfig {
+  return {
+    region: optional(env, 'AWS_REGION') ?? 'us-east-1',
+    kafka: kafkaSource(env),
+    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    dynamodbTimeoutMs: integer(env, 'TALLY_DYNAMODB_TIMEOUT_MS', 3000, 100, 60_000),
+    receiptsTable: required(env, 'TALLY_RECEIPTS_TABLE'),
+    kafkaRequestTimeoutMs: integer(env, 'TALLY_KAFKA_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
+  };
+}
+
+/** The consumer group an MSK-triggered function records receipts for (its event source's). */
+export function receiptsGroup(env: Env = process.env): string {
+  return required(env, 'TALLY_RECEIPTS_GROUP');
+}

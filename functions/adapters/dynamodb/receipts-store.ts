@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { ReceiptBatch } from '../../core/receipts.js';
+import type { BucketCount } from '../../core/receipts-input.js';
+import { dynamoDbUnavailable } from './client.js';
+
+const BATCH_WRITE_LIMIT = 25;
+
+/** Receipts: one item per received batch, `pk = group#stream`, `sk = time#random`. */
+export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: string) {
+  const item = (batch: ReceiptBatch, receivedAt: string) => ({
+    pk: `${batch.group}#${batch.stream}`,
+    sk: `${receivedAt}#${randomBytes(6).toString('base64url')}`,
+    group: batch.group,
+    stream: batch.stream,
+    topic: batch.topic,
+    seqs: JSON.stringify(batch.seqs),
+    offsets: JSON.stringify(batch.offsets),
+    count: batch.count,
+    receivedAt,
+  });
+
+  async function writeAll(batches: readonly ReceiptBatch[]): Promise<void> {
+    const receivedAt = new Date().toISOString();
+    for (let i = 0; i < batches.length; i += BATCH_WRITE_LIMIT) {
+      let requests = batches
+        .slice(i, i + BATCH_WRITE_LIMIT)
+        .map((b) => ({ PutRequest: { Item: item(b, receivedAt) } }));
+      for (let attempt = 0; requests.length > 0; attempt++) {
+        if (attempt === 5)
+          throw dynamoDbUnavailable(
+            'writing receipts (items left unprocessed)',
+            new Error('throttled'),
+          );
+        try {
+          const { UnprocessedItems } = await client.send(
+            new BatchWriteCommand({ RequestItems: { [tableName]: requests } }),
+          );
+          requests = (UnprocessedItems?.[tableName] ?? []) as typeof requests;
+        } catch (error) {
+          throw dynamoDbUnavailable('writing receipts', error);
+        }
+        if (requests.length > 0)
+          await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
+    }
+  }
+
+  return {
+    writeAll,
+    async writeBuckets(
+      group: string,
+      topic: string,
+      buckets: readonly BucketCount[],
+    ): Promise<void> {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              pk: `${group}#topic:${topic}`,
+              sk: `${new Date().toISOString()}#${randomBytes(6).toString('base64url')}`,
+              group,
+              topic,
+              buckets: JSON.stringify(buckets),
+              count: buckets.reduce((sum, b) => sum + b.count, 0),
+            },
+          }),
+        );
+      } catch (error) {
+        throw dynamoDbUnavailable('writing receipt counts', error);
+      }
+    },
+    /** Every batch a group reported for a stream, oldest first. */
+    async list(group: string, stream: string): Promise<ReceiptBatch[]> {
+      const batches: ReceiptBatch[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        let page: {
+          Items?: Record<string, unknown>[] | undefined;
+          LastEvaluatedKey?: Record<string, unknown> | undefined;
+        };
+        try {
+          page = await client.send(
+            new QueryCommand({
+              TableName: tableName,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': `${group}#${stream}` },
+              ConsistentRead: true,
+              ExclusiveStartKey: start,
+            }),
+          );
+        } catch (error) {
+          throw dynamoDbUnavailable(`reading receipts of ${group} for ${stream}`, error);
+        }
+        for (const i of page.Items ?? []) {
+          batches.push({
+            group,
+            stream,
+            topic: typeof i.topic === 'string' ? i.topic : undefined,
+            seqs: JSON.parse(String(i.seqs)),
+            offsets: JSON.parse(String(i.offsets)),
+            count: Number(i.count),
+          });
+        }
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return batches;
+    },
+  };
+}
+
+export type ReceiptsStore = ReturnType<typeof createReceiptsStore>;

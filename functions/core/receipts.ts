@@ -1,0 +1,82 @@
+import type { MSKRecord } from 'aws-lambda';
+
+// Receipts: what a downstream consumer group processed, by the `tally.*` headers of each record.
+// A batch keeps runs of consecutive seqs in the order they were processed, without merging, so a
+// seq processed twice stays visible as twice (a consumer-side duplicate).
+
+export type SeqRun = readonly [from: number, to: number];
+/** Offsets a batch processed on one partition: [partition, first offset, last offset]. */
+export type OffsetRun = readonly [partition: number, from: number, to: number];
+
+export interface ReceiptBatch {
+  readonly group: string;
+  readonly stream: string;
+  readonly topic: string | undefined;
+  readonly seqs: readonly SeqRun[];
+  readonly offsets: readonly OffsetRun[];
+  /** Records processed, including any without Tally headers. */
+  readonly count: number;
+}
+
+/** Compresses seqs into runs of +1 steps, in the order given. */
+export function toRuns(values: readonly number[]): SeqRun[] {
+  const runs: Array<[number, number]> = [];
+  for (const value of values) {
+    const last = runs[runs.length - 1];
+    if (last && value === last[1] + 1) last[1] = value;
+    else runs.push([value, value]);
+  }
+  return runs;
+}
+
+function headerText(record: MSKRecord, name: string): string | undefined {
+  for (const header of record.headers ?? []) {
+    const bytes = header[name];
+    if (bytes !== undefined) return Buffer.from(bytes).toString('utf8');
+  }
+  return undefined;
+}
+
+/**
+ * The receipts of one MSK-triggered invocation: one batch per (topic, stream); records without
+ * `tally.stream`/`tally.seq` are counted under stream "" (a count-only receipt).
+ */
+export function receiptsFromMsk(
+  group: string,
+  records: Readonly<Record<string, readonly MSKRecord[]>>,
+): ReceiptBatch[] {
+  const batches = new Map<
+    string,
+    { topic: string; stream: string; seqs: number[]; offsets: Map<number, number[]>; count: number }
+  >();
+  for (const list of Object.values(records)) {
+    for (const record of list) {
+      const stream = headerText(record, 'tally.stream') ?? '';
+      const seq = Number(headerText(record, 'tally.seq'));
+      const key = `${record.topic}\u0000${stream}`;
+      const batch = batches.get(key) ?? {
+        topic: record.topic,
+        stream,
+        seqs: [] as number[],
+        offsets: new Map<number, number[]>(),
+        count: 0,
+      };
+      if (stream !== '' && Number.isSafeInteger(seq) && seq > 0) batch.seqs.push(seq);
+      const offsets = batch.offsets.get(record.partition) ?? [];
+      offsets.push(record.offset);
+      batch.offsets.set(record.partition, offsets);
+      batch.count++;
+      batches.set(key, batch);
+    }
+  }
+  return [...batches.values()].map((b) => ({
+    group,
+    stream: b.stream,
+    topic: b.topic,
+    seqs: toRuns(b.seqs),
+    offsets: [...b.offsets].flatMap(([partition, offsets]) =>
+      toRuns(offsets).map(([from, to]): OffsetRun => [partition, from, to]),
+    ),
+    count: b.count,
+  }));
+}
