@@ -47,12 +47,27 @@ export type KafkaSource =
       readonly scram: { readonly username: string; readonly password: string } | undefined;
     };
 
-export interface PublishConfig {
+/** What every function reads: where Kafka and DynamoDB are, and how long to wait for them. */
+export interface CommonConfig {
   readonly region: string;
   readonly kafka: KafkaSource;
   readonly dynamodbEndpoint: string | undefined;
   /** Per DynamoDB attempt (two attempts): a DynamoDB that does not answer becomes a 503. */
   readonly dynamodbTimeoutMs: number;
+  readonly kafkaRequestTimeoutMs: number;
+}
+
+function commonConfig(env: Env): CommonConfig {
+  return {
+    region: optional(env, 'AWS_REGION') ?? 'us-east-1',
+    kafka: kafkaSource(env),
+    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    dynamodbTimeoutMs: integer(env, 'TALLY_DYNAMODB_TIMEOUT_MS', 3000, 100, 60_000),
+    kafkaRequestTimeoutMs: integer(env, 'TALLY_KAFKA_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
+  };
+}
+
+export interface PublishConfig extends CommonConfig {
   readonly tables: {
     readonly streams: string;
     readonly ledger: string;
@@ -67,7 +82,6 @@ export interface PublishConfig {
   readonly gatewayTimeoutMs: number;
   readonly deadlineMarginMs: number;
   readonly maxConcurrentRequests: number;
-  readonly kafkaRequestTimeoutMs: number;
   readonly kafkaRetries: number;
   readonly idempotencyTtlSeconds: number;
 }
@@ -117,10 +131,7 @@ function kafkaSource(env: Env): KafkaSource {
 
 export function loadPublishConfig(env: Env = process.env): PublishConfig {
   return {
-    region: optional(env, 'AWS_REGION') ?? 'us-east-1',
-    kafka: kafkaSource(env),
-    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
-    dynamodbTimeoutMs: integer(env, 'TALLY_DYNAMODB_TIMEOUT_MS', 3000, 100, 60_000),
+    ...commonConfig(env),
     tables: {
       streams: required(env, 'TALLY_STREAMS_TABLE'),
       ledger: required(env, 'TALLY_LEDGER_TABLE'),
@@ -134,17 +145,12 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     gatewayTimeoutMs: integer(env, 'TALLY_GATEWAY_TIMEOUT_MS', 29_000, 100, 900_000),
     deadlineMarginMs: integer(env, 'TALLY_DEADLINE_MARGIN_MS', 1000, 0, 60_000),
     maxConcurrentRequests: integer(env, 'TALLY_MAX_CONCURRENT_REQUESTS', 64, 1, 10_000),
-    kafkaRequestTimeoutMs: integer(env, 'TALLY_KAFKA_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
     kafkaRetries: integer(env, 'TALLY_KAFKA_RETRIES', 5, 1, 100),
     idempotencyTtlSeconds: integer(env, 'TALLY_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 31_536_000),
   };
 }
 
-export interface ReconcileConfig {
-  readonly region: string;
-  readonly kafka: KafkaSource;
-  readonly dynamodbEndpoint: string | undefined;
-  readonly dynamodbTimeoutMs: number;
+export interface ReconcileConfig extends CommonConfig {
   readonly tables: {
     readonly mappings: string;
     readonly offsetHistory: string;
@@ -154,15 +160,11 @@ export interface ReconcileConfig {
   readonly windowSize: number;
   /** How long mappings of a member that left are kept. */
   readonly mappingGraceMs: number;
-  readonly kafkaRequestTimeoutMs: number;
 }
 
 export function loadReconcileConfig(env: Env = process.env): ReconcileConfig {
   return {
-    region: optional(env, 'AWS_REGION') ?? 'us-east-1',
-    kafka: kafkaSource(env),
-    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
-    dynamodbTimeoutMs: integer(env, 'TALLY_DYNAMODB_TIMEOUT_MS', 3000, 100, 60_000),
+    ...commonConfig(env),
     tables: {
       mappings: required(env, 'TALLY_MAPPINGS_TABLE'),
       offsetHistory: required(env, 'TALLY_OFFSET_HISTORY_TABLE'),
@@ -170,28 +172,15 @@ export function loadReconcileConfig(env: Env = process.env): ReconcileConfig {
     },
     windowSize: integer(env, 'TALLY_RECONCILE_WINDOW', 10, 2, 100),
     mappingGraceMs: integer(env, 'TALLY_MAPPING_GRACE_SECONDS', 300, 0, 86_400) * 1000,
-    kafkaRequestTimeoutMs: integer(env, 'TALLY_KAFKA_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
   };
 }
 
-export interface ReceiptsConfig {
-  readonly region: string;
-  readonly kafka: KafkaSource;
-  readonly dynamodbEndpoint: string | undefined;
-  readonly dynamodbTimeoutMs: number;
+export interface ReceiptsConfig extends CommonConfig {
   readonly receiptsTable: string;
-  readonly kafkaRequestTimeoutMs: number;
 }
 
 export function loadReceiptsConfig(env: Env = process.env): ReceiptsConfig {
-  return {
-    region: optional(env, 'AWS_REGION') ?? 'us-east-1',
-    kafka: kafkaSource(env),
-    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
-    dynamodbTimeoutMs: integer(env, 'TALLY_DYNAMODB_TIMEOUT_MS', 3000, 100, 60_000),
-    receiptsTable: required(env, 'TALLY_RECEIPTS_TABLE'),
-    kafkaRequestTimeoutMs: integer(env, 'TALLY_KAFKA_REQUEST_TIMEOUT_MS', 10_000, 100, 120_000),
-  };
+  return { ...commonConfig(env), receiptsTable: required(env, 'TALLY_RECEIPTS_TABLE') };
 }
 
 /** The consumer group an MSK-triggered function records receipts for (its event source's). */

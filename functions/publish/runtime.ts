@@ -1,33 +1,21 @@
-import { createDynamoDbClients } from '../adapters/dynamodb/client.js';
 import { createIdempotencyGuard } from '../adapters/dynamodb/idempotency.js';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
 import { createReservations } from '../adapters/dynamodb/reservations.js';
 import { createSequenceAllocator } from '../adapters/dynamodb/sequence-allocator.js';
-import { createKafkaClient } from '../adapters/kafka/client.js';
 import { createRecordSender } from '../adapters/kafka/record-sender.js';
 import { createTopicCatalog } from '../adapters/kafka/topic-catalog.js';
 import { Deadline } from '../core/deadline.js';
 import { createPublisher } from '../core/publish.js';
 import { topicAllowList } from '../core/topic-names.js';
+import { createClients } from '../platform/clients.js';
 import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
-import { kafkaConnection } from '../platform/kafka-connection.js';
 import { log } from '../platform/log.js';
 
 // The composition root of the publish functions: everything expensive is built once per
 // container, on first use, and reused by every warm invocation.
 
 async function build(config: PublishConfig) {
-  const { client, documents } = createDynamoDbClients({
-    endpoint: config.dynamodbEndpoint,
-    region: config.region,
-    timeoutMs: config.dynamodbTimeoutMs,
-  });
-  const kafka = createKafkaClient({
-    clientId: `tally-publish-${process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'local'}`,
-    connection: await kafkaConnection(config),
-    requestTimeoutMs: config.kafkaRequestTimeoutMs,
-    log,
-  });
+  const { client, documents, kafka } = await createClients(config, 'publish');
   const allowTopic = topicAllowList(config.topicAllowList);
   const catalog = createTopicCatalog(kafka, {
     ttlMs: 60_000,

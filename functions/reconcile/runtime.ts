@@ -1,29 +1,16 @@
-import { createDynamoDbClients } from '../adapters/dynamodb/client.js';
 import { createMappingStore } from '../adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../adapters/dynamodb/offset-history.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
-import { createKafkaClient } from '../adapters/kafka/client.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
 import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
 import { createReconciler } from '../core/reconcile.js';
+import { createClients } from '../platform/clients.js';
 import { loadReconcileConfig, type ReconcileConfig } from '../platform/config.js';
-import { kafkaConnection } from '../platform/kafka-connection.js';
-import { log } from '../platform/log.js';
 
 // The composition root of the reconcile functions, built once per container.
 
 async function build(config: ReconcileConfig) {
-  const { documents } = createDynamoDbClients({
-    endpoint: config.dynamodbEndpoint,
-    region: config.region,
-    timeoutMs: config.dynamodbTimeoutMs,
-  });
-  const kafka = createKafkaClient({
-    clientId: `tally-reconcile-${process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'local'}`,
-    connection: await kafkaConnection(config),
-    requestTimeoutMs: config.kafkaRequestTimeoutMs,
-    log,
-  });
+  const { documents, kafka } = await createClients(config, 'reconcile');
   const source = createGroupSource(kafka);
   const history = createOffsetHistory(documents, config.tables.offsetHistory);
   const reports = createReportStore(documents, config.tables.reconcileReports);

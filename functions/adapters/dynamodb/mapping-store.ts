@@ -1,12 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  PutCommand,
-  ScanCommand,
-} from '@aws-sdk/lib-dynamodb';
-import type { MappingStore, StoredMapping } from '../../core/reconcile-ports.js';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { MappingStore } from '../../core/reconcile-ports.js';
 import { dynamoDbUnavailable } from './client.js';
+import { readAll } from './read-all.js';
 
 /**
  * Client → group and group → partition → owner mappings. Every write and delete is conditional
@@ -28,35 +24,17 @@ export function createMappingStore(
   };
   return {
     async list() {
-      const mappings: StoredMapping[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        let page: {
-          Items?: Record<string, unknown>[] | undefined;
-          LastEvaluatedKey?: Record<string, unknown> | undefined;
-        };
-        try {
-          page = await client.send(
-            new ScanCommand({
-              TableName: tableName,
-              ConsistentRead: true,
-              ExclusiveStartKey: start,
-            }),
-          );
-        } catch (error) {
-          throw dynamoDbUnavailable('reading the mapping store', error);
-        }
-        for (const { pk, sk, lastSeenAt, ...attributes } of page.Items ?? []) {
-          mappings.push({
-            pk: String(pk),
-            sk: String(sk),
-            lastSeenAt: Number(lastSeenAt),
-            attributes: attributes as Record<string, string | number>,
-          });
-        }
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return mappings;
+      const items = await readAll(
+        client,
+        { scan: { TableName: tableName, ConsistentRead: true } },
+        'reading the mapping store',
+      );
+      return items.map(({ pk, sk, lastSeenAt, ...attributes }) => ({
+        pk: String(pk),
+        sk: String(sk),
+        lastSeenAt: Number(lastSeenAt),
+        attributes: attributes as Record<string, string | number>,
+      }));
     },
     upsert(mapping) {
       return conditional(

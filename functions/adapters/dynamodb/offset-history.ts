@@ -1,8 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { OffsetObservation } from '../../core/offset-status.js';
 import type { HistoryEntry, OffsetHistory } from '../../core/reconcile-ports.js';
 import { dynamoDbUnavailable } from './client.js';
+import { readAll } from './read-all.js';
 
 /**
  * Offset history: one item per (group, topic#partition) holding its window of observations,
@@ -14,35 +15,19 @@ export function createOffsetHistory(
 ): OffsetHistory {
   return {
     async loadAll() {
-      const entries: HistoryEntry[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        let page: {
-          Items?: Record<string, unknown>[] | undefined;
-          LastEvaluatedKey?: Record<string, unknown> | undefined;
-        };
-        try {
-          page = await client.send(
-            new ScanCommand({
-              TableName: tableName,
-              ConsistentRead: true,
-              ExclusiveStartKey: start,
-            }),
-          );
-        } catch (error) {
-          throw dynamoDbUnavailable('reading the offset history', error);
-        }
-        for (const item of page.Items ?? []) {
-          entries.push({
-            group: String(item.group),
-            key: String(item.partition),
-            window: JSON.parse(String(item.window)) as OffsetObservation[],
-            version: Number(item.version),
-          });
-        }
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return entries;
+      const items = await readAll(
+        client,
+        { scan: { TableName: tableName, ConsistentRead: true } },
+        'reading the offset history',
+      );
+      return items.map(
+        (item): HistoryEntry => ({
+          group: String(item.group),
+          key: String(item.partition),
+          window: JSON.parse(String(item.window)) as OffsetObservation[],
+          version: Number(item.version),
+        }),
+      );
     },
     async save(entry, window) {
       try {

@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import {
-  BatchWriteCommand,
-  type DynamoDBDocumentClient,
-  PutCommand,
-  QueryCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReceiptBatch } from '../../core/receipts.js';
 import type { BucketCount } from '../../core/receipts-input.js';
 import { dynamoDbUnavailable } from './client.js';
+import { readAll } from './read-all.js';
 
 const BATCH_WRITE_LIMIT = 25;
 
@@ -78,39 +74,26 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
     },
     /** Every batch a group reported for a stream, oldest first. */
     async list(group: string, stream: string): Promise<ReceiptBatch[]> {
-      const batches: ReceiptBatch[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        let page: {
-          Items?: Record<string, unknown>[] | undefined;
-          LastEvaluatedKey?: Record<string, unknown> | undefined;
-        };
-        try {
-          page = await client.send(
-            new QueryCommand({
-              TableName: tableName,
-              KeyConditionExpression: 'pk = :pk',
-              ExpressionAttributeValues: { ':pk': `${group}#${stream}` },
-              ConsistentRead: true,
-              ExclusiveStartKey: start,
-            }),
-          );
-        } catch (error) {
-          throw dynamoDbUnavailable(`reading receipts of ${group} for ${stream}`, error);
-        }
-        for (const i of page.Items ?? []) {
-          batches.push({
-            group,
-            stream,
-            topic: typeof i.topic === 'string' ? i.topic : undefined,
-            seqs: JSON.parse(String(i.seqs)),
-            offsets: JSON.parse(String(i.offsets)),
-            count: Number(i.count),
-          });
-        }
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return batches;
+      const items = await readAll(
+        client,
+        {
+          query: {
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': `${group}#${stream}` },
+            ConsistentRead: true,
+          },
+        },
+        `reading receipts of ${group} for ${stream}`,
+      );
+      return items.map((i) => ({
+        group,
+        stream,
+        topic: typeof i.topic === 'string' ? i.topic : undefined,
+        seqs: JSON.parse(String(i.seqs)),
+        offsets: JSON.parse(String(i.offsets)),
+        count: Number(i.count),
+      }));
     },
   };
 }

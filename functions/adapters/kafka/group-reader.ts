@@ -1,4 +1,4 @@
-import { type Admin, AssignerProtocol, type Kafka } from 'kafkajs';
+import { AssignerProtocol, type Kafka } from 'kafkajs';
 import type {
   ClusterSnapshot,
   GroupMember,
@@ -6,6 +6,7 @@ import type {
   GroupSource,
   PartitionOffsets,
 } from '../../core/reconcile-ports.js';
+import { lazyAdmin } from './lazy-admin.js';
 
 const DESCRIBE_BATCH = 50;
 
@@ -27,18 +28,7 @@ function decodeAssignment(raw: Buffer): GroupMember['assignment'] {
 export function createGroupSource(
   kafka: Kafka,
 ): GroupSource & { clusterId(): Promise<string>; close(): Promise<void> } {
-  let admin: Promise<Admin> | undefined;
-  const connected = () => {
-    admin ??= (async () => {
-      const client = kafka.admin();
-      await client.connect();
-      return client;
-    })().catch((error: unknown) => {
-      admin = undefined;
-      throw error;
-    });
-    return admin;
-  };
+  const connected = lazyAdmin(kafka);
 
   async function read(also: ReadonlyMap<string, ReadonlySet<string>>): Promise<ClusterSnapshot> {
     const client = await connected();
@@ -158,6 +148,7 @@ export function createGroupSource(
   let clusterId: Promise<string> | undefined;
   return {
     read,
+    close: () => connected.close(),
     /** Asked once per container: a cluster's id never changes. */
     clusterId() {
       clusterId ??= connected()
@@ -168,10 +159,6 @@ export function createGroupSource(
           throw error;
         });
       return clusterId;
-    },
-    async close() {
-      if (admin) await (await admin).disconnect();
-      admin = undefined;
     },
   };
 }

@@ -1,19 +1,9 @@
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
+import { lazyAdmin } from './lazy-admin.js';
 
 /** Sets a consumer group's committed offsets (Kafka refuses unless the group is Empty). */
 export function createOffsetWriter(kafka: Kafka) {
-  let admin: Promise<Admin> | undefined;
-  const connected = () => {
-    admin ??= (async () => {
-      const client = kafka.admin();
-      await client.connect();
-      return client;
-    })().catch((error: unknown) => {
-      admin = undefined;
-      throw error;
-    });
-    return admin;
-  };
+  const connected = lazyAdmin(kafka);
   return {
     async groupState(groupId: string): Promise<string> {
       const { groups } = await (await connected()).describeGroups([groupId]);

@@ -1,7 +1,8 @@
-import { type Admin, ConfigResourceTypes, type Kafka } from 'kafkajs';
+import { ConfigResourceTypes, type Kafka } from 'kafkajs';
 import { beforeDeadline, Deadline, DeadlineExceeded } from '../../core/deadline.js';
 import { DependencyUnavailableError } from '../../core/errors.js';
 import type { TopicCatalog, TopicDescription } from '../../core/publish-ports.js';
+import { lazyAdmin } from './lazy-admin.js';
 
 export interface TopicCatalogOptions {
   /** How long a topic's description is trusted. */
@@ -18,7 +19,6 @@ export interface TopicCatalogOptions {
  * of requests for missing topics costs at most one refresh per interval (seed 000).
  */
 export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
-  let admin: Promise<Admin> | undefined;
   let known = new Map<string, number>(); // topic → partitions
   // Refreshes are numbered: "missing" must come from one that started after the question.
   let started = 0;
@@ -29,17 +29,7 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
   const limits = new Map<string, Promise<number>>();
   let clusterId: Promise<string> | undefined;
 
-  const connectedAdmin = () => {
-    admin ??= (async () => {
-      const client = kafka.admin();
-      await client.connect();
-      return client;
-    })().catch((error: unknown) => {
-      admin = undefined;
-      throw error;
-    });
-    return admin;
-  };
+  const connectedAdmin = lazyAdmin(kafka);
 
   const startRefresh = () => {
     const number = ++started;

@@ -1,0 +1,35 @@
+import {
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  ScanCommand,
+  type ScanCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { dynamoDbUnavailable } from './client.js';
+
+type Item = Record<string, unknown>;
+
+/** Every item of a Scan or Query, page after page; `doing` names the work in errors. */
+export async function readAll(
+  client: DynamoDBDocumentClient,
+  request: { readonly scan: ScanCommandInput } | { readonly query: QueryCommandInput },
+  doing: string,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    let page: { Items?: Item[] | undefined; LastEvaluatedKey?: Item | undefined };
+    try {
+      page = await client.send(
+        'scan' in request
+          ? new ScanCommand({ ...request.scan, ExclusiveStartKey: start })
+          : new QueryCommand({ ...request.query, ExclusiveStartKey: start }),
+      );
+    } catch (error) {
+      throw dynamoDbUnavailable(doing, error);
+    }
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
