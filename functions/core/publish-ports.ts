@@ -51,12 +51,16 @@ export interface LedgerBlock {
   readonly session: string;
   readonly idempotencyKey: string | undefined;
   readonly outcomes: readonly RecordOutcome[];
+  /** When the block was last written (epoch ms), when read back from the store. */
+  readonly writtenAt?: number;
 }
 
 export interface Ledger {
   write(block: LedgerBlock): Promise<void>;
   /** The block holding `seq`, if any. */
   find(stream: string, seq: number): Promise<LedgerBlock | undefined>;
+  /** Every block of a stream, in seq order (the audit reads them all). */
+  listBlocks(stream: string): Promise<LedgerBlock[]>;
 }
 
 /** Sequence numbers bound to an Idempotency-Key, so a retry reuses them. */

@@ -187,3 +187,23 @@ export function loadReceiptsConfig(env: Env = process.env): ReceiptsConfig {
 export function receiptsGroup(env: Env = process.env): string {
   return required(env, 'TALLY_RECEIPTS_GROUP');
 }
+
+export interface AuditConfig extends CommonConfig {
+  readonly ledgerTable: string;
+  readonly receiptsTable: string;
+  /** Groups whose receipts every audit compares (a request may name others). */
+  readonly groups: readonly string[];
+  readonly horizonSeconds: number;
+  readonly scanTimeoutMs: number;
+}
+
+export function loadAuditConfig(env: Env = process.env): AuditConfig {
+  return {
+    ...commonConfig(env),
+    ledgerTable: required(env, 'TALLY_LEDGER_TABLE'),
+    receiptsTable: required(env, 'TALLY_RECEIPTS_TABLE'),
+    groups: list(env, 'TALLY_AUDIT_GROUPS'),
+    horizonSeconds: integer(env, 'TALLY_AUDIT_HORIZON_SECONDS', 300, 0, 86_400),
+    scanTimeoutMs: integer(env, 'TALLY_AUDIT_SCAN_TIMEOUT_MS', 600_000, 1000, 900_000),
+  };
+}

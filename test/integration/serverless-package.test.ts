@@ -67,6 +67,8 @@ describe('serverless package (offline, no AWS credentials)', () => {
       ReconcileNow: ['POST /v3/clusters/{cluster_id}/reconcile'],
       Restore: ['POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore'],
       ConsumerGroup: ['GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}'],
+      Receipts: ['POST /v3/clusters/{cluster_id}/receipts'],
+      AuditNow: ['POST /v3/clusters/{cluster_id}/audits'],
       Burrow: [
         'GET /v3/kafka/{cluster}/consumer/{group}/status',
         'GET /v3/kafka/{cluster}/consumer/{group}/lag',

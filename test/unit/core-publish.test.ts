@@ -87,6 +87,12 @@ class FakeLedger implements Ledger {
     return undefined;
   }
 
+  async listBlocks(stream: string): Promise<LedgerBlock[]> {
+    return [...this.blocks.values()]
+      .filter((block) => block.stream === stream)
+      .sort((a, b) => a.firstSeq - b.firstSeq);
+  }
+
   /** The outcome the ledger holds for one seq. */
   async outcome(stream: string, seq: number): Promise<RecordOutcome | undefined> {
     const block = await this.find(stream, seq);

@@ -2,6 +2,20 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/outcomes.js';
 import type { Ledger, LedgerBlock } from '../../core/publish-ports.js';
 import { dynamoDbUnavailable } from './client.js';
+import { readAll } from './read-all.js';
+
+function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
+  const encoded = JSON.parse(String(item.outcomes)) as EncodedOutcome[];
+  return {
+    stream,
+    firstSeq: Number(item.seq),
+    topic: String(item.topic),
+    session: String(item.session),
+    idempotencyKey: typeof item.idempotencyKey === 'string' ? item.idempotencyKey : undefined,
+    outcomes: encoded.map(decodeOutcome),
+    ...(typeof item.updatedAt === 'string' && { writtenAt: Date.parse(item.updatedAt) }),
+  };
+}
 
 /**
  * The publish ledger: one item per request's block of sequence numbers, keyed (stream, first
@@ -54,15 +68,24 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
         return undefined;
       }
       if (seq >= item.seq + item.count) return undefined;
-      const encoded = JSON.parse(String(item.outcomes)) as EncodedOutcome[];
-      return {
-        stream,
-        firstSeq: item.seq,
-        topic: String(item.topic),
-        session: String(item.session),
-        idempotencyKey: typeof item.idempotencyKey === 'string' ? item.idempotencyKey : undefined,
-        outcomes: encoded.map(decodeOutcome),
-      };
+      return toBlock(stream, item);
+    },
+
+    async listBlocks(stream) {
+      const items = await readAll(
+        client,
+        {
+          query: {
+            TableName: tableName,
+            KeyConditionExpression: '#stream = :stream',
+            ExpressionAttributeNames: { '#stream': 'stream' },
+            ExpressionAttributeValues: { ':stream': stream },
+            ConsistentRead: true,
+          },
+        },
+        `reading the ledger of stream ${stream}`,
+      );
+      return items.map((item) => toBlock(stream, item));
     },
   };
 }

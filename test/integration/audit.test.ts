@@ -1,0 +1,171 @@
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Admin } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
+import type { AuditReport } from '../../functions/core/audit.js';
+import { localDynamoDbClient } from '../../infra/local/local-tables.js';
+import { httpEvent, lambdaContext } from '../helpers/http-event.js';
+import { testKafka } from '../helpers/kafka.js';
+import {
+  createTopic,
+  headerText,
+  loadHandlers,
+  produceEvent,
+  readBack,
+} from '../helpers/publish-client.js';
+import { usePublishEnv } from '../helpers/publish-env.js';
+import { uniqueName } from '../helpers/unique-name.js';
+
+// Each situation is created for real on the local broker; the report must name it and its layer.
+describe('audit', () => {
+  const kafka = testKafka('tally-test-audit');
+  const admin: Admin = kafka.admin();
+  let env: Record<string, string>;
+  let api: Awaited<ReturnType<typeof loadHandlers>>;
+  let audit: (topic: string, groups?: string[]) => Promise<AuditReport>;
+
+  beforeAll(async () => {
+    env = await usePublishEnv({ TALLY_AUDIT_HORIZON_SECONDS: '0' });
+    await admin.connect();
+    api = await loadHandlers();
+    const { handler } = await import('../../functions/audit/http-handler.js');
+    audit = async (topic, groups) => {
+      const response = (await handler(
+        httpEvent({
+          pathParameters: { cluster_id: inject('kafkaClusterId') },
+          body: JSON.stringify({ topic, ...(groups && { groups }) }),
+        }),
+        lambdaContext(),
+      )) as { statusCode: number; body: string };
+      expect(response.statusCode, response.body).toBe(200);
+      return JSON.parse(response.body) as AuditReport;
+    };
+  });
+  afterAll(() => admin.disconnect());
+
+  const publish = async (topic: string, values: string[]) => {
+    const body = values.map((v) => JSON.stringify({ value: { type: 'STRING', data: v } })).join('');
+    expect((await api.produce(produceEvent(topic, body))).statusCode).toBe(200);
+  };
+
+  it('finds nothing wrong when ledger, log and receipts agree', async () => {
+    const topic = await createTopic(admin, 1);
+    await publish(topic, ['a', 'b', 'c']);
+    const report = await audit(topic);
+    expect(report.scanned).toBe(3);
+    expect(report.streams).toEqual([
+      expect.objectContaining({
+        stream: topic,
+        produced: 3,
+        inLog: 3,
+        producerDuplicates: [],
+        lost: [],
+      }),
+    ]);
+  });
+
+  it('names a cross-session duplicate with both offsets and both sessions (producer side)', async () => {
+    const topic = await createTopic(admin, 1);
+    await publish(topic, ['a', 'b']);
+    const [first] = await readBack(topic, 1);
+    // The same record re-sent by a new producer session, as a retry across a cold start would.
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [
+        {
+          partition: 0,
+          value: first?.value ?? null,
+          headers: { ...first?.headers, 'tally.session': 's-retry' },
+        },
+      ],
+    });
+    await producer.disconnect();
+    const report = await audit(topic);
+    const findings = report.streams.find((s) => s.stream === topic);
+    expect(findings?.producerDuplicates).toEqual([
+      {
+        seq: Number(headerText(first?.headers, 'tally.seq')),
+        copies: [
+          { partition: 0, offset: 0, session: headerText(first?.headers, 'tally.session') },
+          { partition: 0, offset: 2, session: 's-retry' },
+        ],
+      },
+    ]);
+  });
+
+  it('names a group that processed a record twice (consumer side) and what it has not processed', async () => {
+    const topic = await createTopic(admin, 1);
+    await publish(topic, ['a', 'b', 'c', 'd']);
+    const group = uniqueName('downstream');
+    const { handler } = await import('../../functions/receipts/http-handler.js');
+    const receipt = async (seqs: number[][]) =>
+      handler(
+        httpEvent({
+          pathParameters: { cluster_id: inject('kafkaClusterId') },
+          body: JSON.stringify({ group, stream: topic, seqs }),
+        }),
+        lambdaContext(),
+      );
+    await receipt([[1, 3]]);
+    await receipt([[2, 3]]); // a rewind made it process 2..3 again
+    const findings = (await audit(topic, [group])).streams.find((s) => s.stream === topic);
+    expect(findings?.consumerDuplicates).toEqual([{ group, from: 2, to: 3, times: 2 }]);
+    expect(findings?.pending).toEqual([{ group, from: 4, to: 4 }]);
+    expect(findings?.processed).toEqual({ [group]: 3 });
+  });
+
+  it('names records acknowledged but gone from the log as lost', async () => {
+    const topic = await createTopic(admin, 1);
+    await publish(topic, ['a', 'b', 'c', 'd', 'e']);
+    await admin.fetchTopicOffsets(topic);
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '2' }] });
+    const findings = (await audit(topic)).streams.find((s) => s.stream === topic);
+    expect(findings?.lost).toEqual([{ from: 1, to: 2 }]);
+    expect(findings?.inLog).toBe(3);
+  });
+
+  it('settles UNKNOWN outcomes both ways in the ledger, so the lookup answers', async () => {
+    const topic = await createTopic(admin, 1);
+    await publish(topic, ['a', 'b']);
+    // The ledger says seqs 1..3 have unknown outcomes: 1 and 2 are in the log, 3 is not.
+    const ledger = createLedger(
+      DynamoDBDocumentClient.from(localDynamoDbClient(inject('dynamodbEndpoint'))),
+      env.TALLY_LEDGER_TABLE as string,
+    );
+    const unknown = { status: 'UNKNOWN' as const, message: 'no answer in time' };
+    await ledger.write({
+      stream: topic,
+      firstSeq: 1,
+      topic,
+      session: 's-x',
+      idempotencyKey: undefined,
+      outcomes: [unknown, unknown],
+    });
+    await ledger.write({
+      stream: topic,
+      firstSeq: 3,
+      topic,
+      session: 's-x',
+      idempotencyKey: undefined,
+      outcomes: [unknown],
+    });
+    const report = await audit(topic);
+    expect(report.settled).toEqual({ landed: 2, notWritten: 1 });
+    const lookup = async (seq: number) =>
+      JSON.parse(
+        (
+          await api.lookup(
+            httpEvent({
+              pathParameters: { cluster_id: inject('kafkaClusterId') },
+              query: { stream: topic, seq: String(seq) },
+            }),
+          )
+        ).body,
+      ).records[0];
+    expect(await lookup(2)).toMatchObject({ outcome: 'ACKED', partition_id: 0, offset: 1 });
+    expect(await lookup(3)).toMatchObject({ outcome: 'NOT_SENT' });
+  });
+});
