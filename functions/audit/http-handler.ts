@@ -1,4 +1,5 @@
-// POST /v3/clusters/{cluster_id}/audits — audits a topic now: `{topic, groups?}` → the report.
+// POST /v3/clusters/{cluster_id}/audits — audits a topic now: `{topic, groups?}` → the report,
+// stored under its `auditId`.
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import { isPlainObject, rejectUnknownFields } from '../core/record-input.js';
 import { topicNameProblem } from '../core/topic-names.js';
@@ -40,11 +41,5 @@ export const handler = httpHandler(async (event) => {
     throw new NotFoundError(`cluster_id: cluster ${clusterId} not found`, { field: 'cluster_id' });
   }
   const request = parseRequest(bodyBytes(event).toString('utf8'));
-  const report = await rt.auditor.run({
-    topic: request.topic,
-    groups: request.groups ?? rt.config.groups,
-    horizonMs: rt.config.horizonSeconds * 1000,
-    scanTimeoutMs: rt.config.scanTimeoutMs,
-  });
-  return json(200, report);
+  return json(200, await rt.auditAndStore(request.topic, request.groups ?? rt.config.groups));
 });

@@ -191,6 +191,9 @@ export function receiptsGroup(env: Env = process.env): string {
 export interface AuditConfig extends CommonConfig {
   readonly ledgerTable: string;
   readonly receiptsTable: string;
+  readonly auditsTable: string;
+  /** Topics the scheduled audit reads. */
+  readonly topics: readonly string[];
   /** Groups whose receipts every audit compares (a request may name others). */
   readonly groups: readonly string[];
   readonly horizonSeconds: number;
@@ -202,6 +205,8 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     ...commonConfig(env),
     ledgerTable: required(env, 'TALLY_LEDGER_TABLE'),
     receiptsTable: required(env, 'TALLY_RECEIPTS_TABLE'),
+    auditsTable: required(env, 'TALLY_AUDITS_TABLE'),
+    topics: list(env, 'TALLY_AUDIT_TOPICS'),
     groups: list(env, 'TALLY_AUDIT_GROUPS'),
     horizonSeconds: integer(env, 'TALLY_AUDIT_HORIZON_SECONDS', 300, 0, 86_400),
     scanTimeoutMs: integer(env, 'TALLY_AUDIT_SCAN_TIMEOUT_MS', 600_000, 1000, 900_000),

@@ -23,6 +23,7 @@ export async function usePublishEnv(
     TALLY_OFFSET_HISTORY_TABLE: tables.OffsetHistoryTable as string,
     TALLY_RECONCILE_REPORTS_TABLE: tables.ReconcileReportsTable as string,
     TALLY_RECEIPTS_TABLE: tables.ReceiptsTable as string,
+    TALLY_AUDITS_TABLE: tables.AuditsTable as string,
     AWS_REGION: 'us-east-1',
     LOG_LEVEL: 'error',
     ...extra,

@@ -69,6 +69,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
       ConsumerGroup: ['GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}'],
       Receipts: ['POST /v3/clusters/{cluster_id}/receipts'],
       AuditNow: ['POST /v3/clusters/{cluster_id}/audits'],
+      AuditRead: ['GET /v3/clusters/{cluster_id}/audits/{audit_id}'],
       Burrow: [
         'GET /v3/kafka/{cluster}/consumer/{group}/status',
         'GET /v3/kafka/{cluster}/consumer/{group}/lag',
