@@ -9,12 +9,15 @@ describe('local schedules from serverless.yml', () => {
     expect(rateMs('cron(0 12 * * ? *)')).toBeUndefined();
   });
 
-  it("fires reconcile every minute by default, or on TALLY_RECONCILE_SCHEDULE's rate", () => {
+  it('fires reconcile every minute and audit every 15 minutes by default, or at the configured rates', () => {
     expect(readSchedules({})).toEqual([
       { functionName: 'kafka-tally-local-reconcile', everyMs: 60_000 },
+      { functionName: 'kafka-tally-local-audit', everyMs: 900_000 },
     ]);
-    expect(readSchedules({ TALLY_RECONCILE_SCHEDULE: 'rate(10 minutes)' })).toEqual([
-      { functionName: 'kafka-tally-local-reconcile', everyMs: 600_000 },
-    ]);
+    expect(readSchedules({ TALLY_RECONCILE_SCHEDULE: 'rate(10 minutes)' })[0]).toEqual({
+      functionName: 'kafka-tally-local-reconcile',
+      everyMs: 600_000,
+    });
   });
+});
 });
