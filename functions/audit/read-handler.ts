@@ -1,6 +1,9 @@
-// GET /v3/clusters/{cluster_id}/audits/{audit_id} — a stored audit report.
+// GET /v3/clusters/{cluster_id}/audits/{audit_id} — a stored audit report, as JSON or (with
+// `?format=html` or `Accept: text/html`) as a page with a chart and the findings by layer.
+
+import { renderAuditHtml } from '../core/audit-html.js';
 import { NotFoundError } from '../core/errors.js';
-import { httpHandler, json, pathParameter } from '../platform/http.js';
+import { header, httpHandler, json, pathParameter } from '../platform/http.js';
 import { auditRuntime } from './runtime.js';
 
 export const handler = httpHandler(async (event) => {
@@ -12,5 +15,15 @@ export const handler = httpHandler(async (event) => {
     throw new NotFoundError(`audit_id: no audit ${auditId} in cluster ${clusterId}`, {
       field: 'audit_id',
     });
+  const wantsHtml =
+    event.queryStringParameters?.format === 'html' ||
+    (header(event, 'accept') ?? '').includes('text/html');
+  if (wantsHtml) {
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'text/html; charset=utf-8' },
+      body: renderAuditHtml(report),
+    };
+  }
   return json(200, { auditId, ...report });
 });

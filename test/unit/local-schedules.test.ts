@@ -20,4 +20,3 @@ describe('local schedules from serverless.yml', () => {
     });
   });
 });
-});
