@@ -2,14 +2,41 @@ import { randomBytes } from 'node:crypto';
 import { createAuditStore } from '../adapters/dynamodb/audit-store.js';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
 import { createReceiptsStore } from '../adapters/dynamodb/receipts-store.js';
+import { createReportStore } from '../adapters/dynamodb/report-store.js';
 import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
 import { createLogScanner } from '../adapters/kafka/log-scanner.js';
-import { createAuditor } from '../core/audit.js';
+import { createAuditor, type ReconcileEvent } from '../core/audit.js';
+import type { GroupReport } from '../core/reconcile.js';
+import type { ReportStore } from '../core/reconcile-ports.js';
 import { createClients } from '../platform/clients.js';
 import { type AuditConfig, loadAuditConfig } from '../platform/config.js';
 import { publishAuditMetrics } from './metrics.js';
 
 // The composition root of the audit functions, built once per container.
+
+const EVENT_LOOKBACK_MS = 14 * 86_400_000;
+
+/** REWIND and LOST partitions of a topic in a group's stored reconcile reports (14 days). */
+function reconcileEvents(reports: ReportStore) {
+  return {
+    async events(group: string, topic: string): Promise<ReconcileEvent[]> {
+      const history = (await reports.groupReportsSince(
+        group,
+        Date.now() - EVENT_LOOKBACK_MS,
+      )) as GroupReport[];
+      return history.flatMap((report) =>
+        report.partitions
+          .filter((p) => p.topic === topic && (p.status === 'REWIND' || p.status === 'LOST'))
+          .map((p) => ({
+            at: new Date(p.end?.observedAt ?? 0).toISOString(),
+            partition: p.partition,
+            status: p.status as 'REWIND' | 'LOST',
+            detail: p.rewind ?? p.lost,
+          })),
+      );
+    },
+  };
+}
 
 async function build(config: AuditConfig) {
   const { documents, kafka } = await createClients(config, 'audit');
@@ -17,6 +44,7 @@ async function build(config: AuditConfig) {
     ledger: createLedger(documents, config.ledgerTable),
     log: createLogScanner(kafka),
     receipts: createReceiptsStore(documents, config.receiptsTable),
+    reconcile: reconcileEvents(createReportStore(documents, config.reconcileReportsTable)),
   });
   const store = createAuditStore(documents, config.auditsTable);
   /** Runs an audit, stores its report under a new id and publishes its metrics. */

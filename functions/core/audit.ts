@@ -25,7 +25,25 @@ export interface AuditPorts {
   readonly receipts: {
     list(group: string, stream: string): Promise<Array<{ seqs: readonly SeqRange[] }>>;
   };
+  /** Reconcile's REWIND/LOST events of a group on a topic, to explain consumer-side duplicates. */
+  readonly reconcile?: { events(group: string, topic: string): Promise<ReconcileEvent[]> };
 }
+
+export interface ReconcileEvent {
+  readonly at: string;
+  readonly partition: number;
+  readonly status: 'REWIND' | 'LOST';
+  readonly detail: object | undefined;
+}
+
+type ConsumerDuplicate = AuditFindings['consumerDuplicates'][number];
+
+/** Findings, with each consumer-side duplicate linked to the reconcile events that explain it. */
+export type LinkedFindings = Omit<AuditFindings, 'consumerDuplicates'> & {
+  readonly consumerDuplicates: ReadonlyArray<
+    ConsumerDuplicate & { readonly reconcileEvents: readonly ReconcileEvent[] }
+  >;
+};
 
 export interface AuditRequest {
   readonly topic: string;
@@ -44,7 +62,7 @@ export interface AuditReport {
   readonly scanned: number;
   /** Records in the topic without `tally.*` headers (not published through Tally). */
   readonly untracked: number;
-  readonly streams: readonly AuditFindings[];
+  readonly streams: readonly LinkedFindings[];
   /** UNKNOWN outcomes this run settled in the ledger. */
   readonly settled: { readonly landed: number; readonly notWritten: number };
 }
@@ -99,7 +117,7 @@ export function createAuditor(ports: AuditPorts) {
         request.scanTimeoutMs,
       );
       if (!audits.has(request.topic)) audits.set(request.topic, new StreamAudit(request.topic));
-      const streams: AuditFindings[] = [];
+      const streams: LinkedFindings[] = [];
       let landed = 0;
       let notWritten = 0;
       for (const [stream, audit] of audits) {
@@ -124,7 +142,17 @@ export function createAuditor(ports: AuditPorts) {
             if (after.status === 'NOT_SENT') notWritten++;
           });
         }
-        streams.push(findings);
+        const events = new Map<string, ReconcileEvent[]>();
+        for (const group of new Set(findings.consumerDuplicates.map((d) => d.group))) {
+          events.set(group, (await ports.reconcile?.events(group, request.topic)) ?? []);
+        }
+        streams.push({
+          ...findings,
+          consumerDuplicates: findings.consumerDuplicates.map((d) => ({
+            ...d,
+            reconcileEvents: events.get(d.group) ?? [],
+          })),
+        });
       }
       return {
         topic: request.topic,

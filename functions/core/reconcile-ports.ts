@@ -81,5 +81,7 @@ export interface ReportStore {
   /** Stores a group's report as its latest and in its history. */
   saveGroupReport(group: string, at: number, report: object): Promise<void>;
   latestGroupReport(group: string): Promise<object | undefined>;
+  /** The group's stored reports since `since` (epoch ms), oldest first. */
+  groupReportsSince(group: string, since: number): Promise<object[]>;
   saveRestore(group: string, at: number, record: object): Promise<void>;
 }

@@ -192,6 +192,7 @@ export interface AuditConfig extends CommonConfig {
   readonly ledgerTable: string;
   readonly receiptsTable: string;
   readonly auditsTable: string;
+  readonly reconcileReportsTable: string;
   /** Topics the scheduled audit reads. */
   readonly topics: readonly string[];
   /** Groups whose receipts every audit compares (a request may name others). */
@@ -206,6 +207,7 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     ledgerTable: required(env, 'TALLY_LEDGER_TABLE'),
     receiptsTable: required(env, 'TALLY_RECEIPTS_TABLE'),
     auditsTable: required(env, 'TALLY_AUDITS_TABLE'),
+    reconcileReportsTable: required(env, 'TALLY_RECONCILE_REPORTS_TABLE'),
     topics: list(env, 'TALLY_AUDIT_TOPICS'),
     groups: list(env, 'TALLY_AUDIT_GROUPS'),
     horizonSeconds: integer(env, 'TALLY_AUDIT_HORIZON_SECONDS', 300, 0, 86_400),

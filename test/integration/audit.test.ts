@@ -96,10 +96,17 @@ describe('audit', () => {
     ]);
   });
 
-  it('names a group that processed a record twice (consumer side) and what it has not processed', async () => {
+  it('names a group that processed records twice (consumer side), linked to the rewind reconcile saw', async () => {
     const topic = await createTopic(admin, 1);
     await publish(topic, ['a', 'b', 'c', 'd']);
     const group = uniqueName('downstream');
+    // The group committed up to 3, then its offset was reset to 1: reconcile records a REWIND.
+    const reconcile = (await import('../../functions/reconcile/task-handler.js')).handler;
+    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '3' }] });
+    await reconcile({}, lambdaContext());
+    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] });
+    await reconcile({}, lambdaContext());
+    // …and it processed seqs 2..3 again.
     const { handler } = await import('../../functions/receipts/http-handler.js');
     const receipt = async (seqs: number[][]) =>
       handler(
@@ -110,9 +117,23 @@ describe('audit', () => {
         lambdaContext(),
       );
     await receipt([[1, 3]]);
-    await receipt([[2, 3]]); // a rewind made it process 2..3 again
+    await receipt([[2, 3]]);
     const findings = (await audit(topic, [group])).streams.find((s) => s.stream === topic);
-    expect(findings?.consumerDuplicates).toEqual([{ group, from: 2, to: 3, times: 2 }]);
+    expect(findings?.consumerDuplicates).toEqual([
+      {
+        group,
+        from: 2,
+        to: 3,
+        times: 2,
+        reconcileEvents: [
+          expect.objectContaining({
+            partition: 0,
+            status: 'REWIND',
+            detail: { from: 3, to: 1, recordsToReconsume: 2 },
+          }),
+        ],
+      },
+    ]);
     expect(findings?.pending).toEqual([{ group, from: 4, to: 4 }]);
     expect(findings?.processed).toEqual({ [group]: 3 });
   });

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditReport } from '../../functions/core/audit.js';
+import type { AuditReport, LinkedFindings } from '../../functions/core/audit.js';
 import { escapeHtml, renderAuditHtml } from '../../functions/core/audit-html.js';
-import type { AuditFindings } from '../../functions/core/stream-audit.js';
 
-const empty = (stream: string): AuditFindings => ({
+const empty = (stream: string): LinkedFindings => ({
   stream,
   produced: 0,
   inLog: 0,
@@ -16,7 +15,7 @@ const empty = (stream: string): AuditFindings => ({
   unknownAbsent: [],
 });
 
-const report = (streams: AuditFindings[]): AuditReport => ({
+const report = (streams: LinkedFindings[]): AuditReport => ({
   topic: 'orders.v1',
   at: '2024-05-01T12:00:00.000Z',
   scanned: 1234,
@@ -25,7 +24,7 @@ const report = (streams: AuditFindings[]): AuditReport => ({
   settled: { landed: 1, notWritten: 3 },
 });
 
-const busy: AuditFindings = {
+const busy: LinkedFindings = {
   stream: 'orders',
   produced: 100,
   inLog: 80,
@@ -39,7 +38,7 @@ const busy: AuditFindings = {
       ],
     },
   ],
-  consumerDuplicates: [{ group: 'billing', from: 5, to: 9, times: 3 }],
+  consumerDuplicates: [{ group: 'billing', from: 5, to: 9, times: 3, reconcileEvents: [] }],
   lost: [{ from: 81, to: 90 }],
   pending: [{ group: 'billing', from: 41, to: 80 }],
   unknownLanded: [{ seq: 33, partition: 1, offset: 4242 }],

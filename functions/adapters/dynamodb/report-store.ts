@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReportStore } from '../../core/reconcile-ports.js';
 import { dynamoDbUnavailable } from './client.js';
+import { readAll } from './read-all.js';
 
 const HISTORY_DAYS = 14;
 
@@ -41,6 +42,25 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
       } catch (error) {
         throw dynamoDbUnavailable(`reading the latest report of group ${group}`, error);
       }
+    },
+    async groupReportsSince(group, since) {
+      const items = await readAll(
+        client,
+        {
+          query: {
+            TableName: tableName,
+            KeyConditionExpression: '#group = :group AND sk BETWEEN :from AND :to',
+            ExpressionAttributeNames: { '#group': 'group' },
+            ExpressionAttributeValues: {
+              ':group': group,
+              ':from': `report#${new Date(since).toISOString()}`,
+              ':to': 'report#~',
+            },
+          },
+        },
+        `reading reports of group ${group}`,
+      );
+      return items.map((item) => JSON.parse(String(item.body)) as object);
     },
     async saveRestore(group, at, record) {
       // Restores are kept: they are the audit trail of offsets changed by hand.
