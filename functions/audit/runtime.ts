@@ -4,6 +4,7 @@ import { createLedger } from '../adapters/dynamodb/ledger.js';
 import { createReceiptsStore } from '../adapters/dynamodb/receipts-store.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
 import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
+import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createLogScanner } from '../adapters/kafka/log-scanner.js';
 import { createAuditor, type ReconcileEvent } from '../core/audit.js';
 import type { GroupReport } from '../core/reconcile.js';
@@ -60,7 +61,7 @@ async function build(config: AuditConfig) {
     publishAuditMetrics(report);
     return { auditId, ...report };
   };
-  return { config, store, auditAndStore, clusterId: createClusterIdentity(kafka) };
+  return { config, store, auditAndStore, clusterId: createClusterIdentity(lazyAdmin(kafka)) };
 }
 
 const config = loadAuditConfig();

@@ -28,10 +28,15 @@ function partitionOf(p: PartitionReport) {
   };
 }
 
+/** The partition furthest behind (by offset lag), as Burrow's `maxlag` and Confluent's summary. */
+export function maxLagPartition(report: GroupReport): PartitionReport | undefined {
+  return [...report.partitions].sort((a, b) => (b.currentLag ?? 0) - (a.currentLag ?? 0))[0];
+}
+
 /** Burrow's `status` object; `all` false keeps only partitions that are not OK (as /status). */
 export function burrowStatus(cluster: string, report: GroupReport, all: boolean) {
   const partitions = report.partitions.map(partitionOf);
-  const worst = [...report.partitions].sort((a, b) => (b.currentLag ?? 0) - (a.currentLag ?? 0))[0];
+  const worst = maxLagPartition(report);
   return {
     cluster,
     group: report.group,

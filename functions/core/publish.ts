@@ -27,6 +27,8 @@ export interface PublishRequest {
   readonly records: ReadonlyArray<RecordInput | TallyError>;
   readonly deadline: Deadline;
   readonly now: number;
+  /** `fingerprint(request)`, when the caller has already computed it (it hashes every record). */
+  readonly fingerprint?: string;
 }
 
 export type RecordResult =
@@ -72,7 +74,7 @@ export function createPublisher(ports: PublisherPorts) {
     });
     // Without a key nothing is compared later: skip hashing every record.
     if (key === undefined) return fresh('');
-    const print = fingerprint(request);
+    const print = request.fingerprint ?? fingerprint(request);
     const stored =
       (await ports.reservations.get(key)) ??
       (await ports.reservations.putIfAbsent(await fresh(print)));

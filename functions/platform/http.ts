@@ -4,7 +4,7 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import { TallyError } from '../core/errors.js';
+import { InvalidInputError, NotFoundError, TallyError } from '../core/errors.js';
 import { log } from './log.js';
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -129,4 +129,26 @@ export function baseUrl(event: HttpEvent): string {
   if (host === undefined) return '';
   const local = /^(127\.|localhost|\[::1\])/.test(host);
   return `${header(event, 'x-forwarded-proto') ?? (local ? 'http' : 'https')}://${host}`;
+}
+
+/** 404 unless the path's cluster is the one this API serves. */
+export function requireCluster(requested: string, actual: string): void {
+  if (requested !== actual) {
+    throw new NotFoundError(
+      `cluster_id: cluster ${requested} not found (this API serves ${actual})`,
+      {
+        field: 'cluster_id',
+      },
+    );
+  }
+}
+
+/** The body as one JSON value; a 400 naming the body when it is not JSON. */
+export function jsonBody(event: HttpEvent): unknown {
+  const text = bodyBytes(event).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new InvalidInputError('body: not valid JSON', { field: 'body' });
+  }
 }

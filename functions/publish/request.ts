@@ -1,11 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { Deadline } from '../core/deadline.js';
-import {
-  InvalidInputError,
-  NotFoundError,
-  OverloadedError,
-  PayloadTooLargeError,
-} from '../core/errors.js';
+import { InvalidInputError, OverloadedError, PayloadTooLargeError } from '../core/errors.js';
 import { parseJsonSequence } from '../core/json-stream.js';
 import { isSettled } from '../core/outcomes.js';
 import type { PublishRequest, PublishResult } from '../core/publish.js';
@@ -16,6 +11,7 @@ import {
   type HttpResponse,
   header,
   pathParameter,
+  requireCluster,
 } from '../platform/http.js';
 import { log } from '../platform/log.js';
 import { type PublishRuntime, publishRuntime } from './runtime.js';
@@ -82,15 +78,7 @@ export async function checkCluster(
   clusterId: string,
   deadline?: Deadline,
 ): Promise<void> {
-  const actual = await rt.catalog.clusterId(deadline);
-  if (clusterId !== actual) {
-    throw new NotFoundError(
-      `cluster_id: cluster ${clusterId} not found (this API serves ${actual})`,
-      {
-        field: 'cluster_id',
-      },
-    );
-  }
+  requireCluster(clusterId, await rt.catalog.clusterId(deadline));
 }
 
 let inFlight = 0;
@@ -115,14 +103,17 @@ export async function runPublish(
   }
   inFlight++;
   try {
+    const key = request.idempotencyKey;
+    // Hashed once: the idempotency guard and the publisher both compare it.
+    const keyed = key === undefined ? request : { ...request, fingerprint: fingerprint(request) };
     const work = async () => {
-      const result = await rt.publisher.publish(request);
+      const result = await rt.publisher.publish(keyed);
       for (const warning of result.warnings) log('warn', warning, { stream: result.stream });
       const settled = result.results.every((r) => r.kind === 'rejected' || isSettled(r.outcome));
       return { response: respond(result), settled };
     };
-    if (request.idempotencyKey === undefined) return (await work()).response;
-    return await rt.idempotent(request.idempotencyKey, fingerprint(request), context, work);
+    if (key === undefined || keyed.fingerprint === undefined) return (await work()).response;
+    return await rt.idempotent(key, keyed.fingerprint, context, work);
   } finally {
     inFlight--;
   }

@@ -1,5 +1,6 @@
 import { createReceiptsStore } from '../adapters/dynamodb/receipts-store.js';
 import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
+import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createClients } from '../platform/clients.js';
 import { loadReceiptsConfig, type ReceiptsConfig } from '../platform/config.js';
 
@@ -9,7 +10,7 @@ async function build(config: ReceiptsConfig) {
   const { documents, kafka } = await createClients(config, 'receipts');
   return {
     store: createReceiptsStore(documents, config.receiptsTable),
-    clusterId: createClusterIdentity(kafka),
+    clusterId: createClusterIdentity(lazyAdmin(kafka)),
   };
 }
 

@@ -1,5 +1,6 @@
 // GET /v3/clusters/{cluster_id}/consumer-groups/{group_id} — the Confluent REST v3 consumer
 // group resource, with its consumers and lag summary inline, from the latest reconcile report.
+import { maxLagPartition } from '../core/burrow.js';
 import { NotFoundError } from '../core/errors.js';
 import type { GroupReport } from '../core/reconcile.js';
 import { baseUrl, httpHandler, json, pathParameter } from '../platform/http.js';
@@ -30,7 +31,7 @@ export const handler = httpHandler(async (event) => {
     consumer.assignments.push({ topic_name: p.topic, partition_id: p.partition });
     consumers.set(p.owner, consumer);
   }
-  const worst = [...report.partitions].sort((a, b) => (b.currentLag ?? 0) - (a.currentLag ?? 0))[0];
+  const worst = maxLagPartition(report);
   return json(200, {
     kind: 'KafkaConsumerGroup',
     metadata: { self, resource_name: `crn:///kafka=${clusterId}/consumer-group=${group}` },

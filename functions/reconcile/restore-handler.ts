@@ -1,19 +1,22 @@
 // POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore — plans (dry run, default) or
 // executes (`{"execute": true}`, group must be Empty) a return to the last good offsets.
-import { ConflictError, InvalidInputError, NotFoundError } from '../core/errors.js';
+import { ConflictError, InvalidInputError } from '../core/errors.js';
 import { isPlainObject } from '../core/record-input.js';
 import { planRestore } from '../core/restore.js';
-import { bodyBytes, httpHandler, json, pathParameter } from '../platform/http.js';
+import {
+  bodyBytes,
+  type HttpEvent,
+  httpHandler,
+  json,
+  jsonBody,
+  pathParameter,
+  requireCluster,
+} from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 
-function executeFlag(text: string): boolean {
-  if (text.trim() === '') return false;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new InvalidInputError('body: not valid JSON', { field: 'body' });
-  }
+function executeFlag(event: HttpEvent): boolean {
+  if (bodyBytes(event).toString('utf8').trim() === '') return false;
+  const body = jsonBody(event);
   if (!isPlainObject(body) || Object.keys(body).some((k) => k !== 'execute')) {
     throw new InvalidInputError('body: only {"execute": true|false} is accepted', {
       field: 'body',
@@ -28,11 +31,9 @@ function executeFlag(text: string): boolean {
 export const handler = httpHandler(async (event) => {
   const rt = await reconcileRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
-  if (clusterId !== (await rt.source.clusterId())) {
-    throw new NotFoundError(`cluster_id: cluster ${clusterId} not found`, { field: 'cluster_id' });
-  }
+  requireCluster(clusterId, await rt.source.clusterId());
   const group = pathParameter(event, 'group_id');
-  const execute = executeFlag(bodyBytes(event).toString('utf8'));
+  const execute = executeFlag(event);
   const plan = planRestore(group, await rt.history.loadAll());
   if (!execute) return json(200, { dryRun: true, ...plan });
   const state = await rt.offsets.groupState(group);

@@ -1,21 +1,16 @@
-import type { Kafka } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 
-/** The cluster's id, asked once per container (it never changes) with a short-lived admin. */
-export function createClusterIdentity(kafka: Kafka) {
+/** The cluster's id, asked once per container (it never changes); a failure is asked again. */
+export function createClusterIdentity(admin: () => Promise<Admin>): () => Promise<string> {
   let id: Promise<string> | undefined;
   return () => {
-    id ??= (async () => {
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        return (await admin.describeCluster()).clusterId;
-      } finally {
-        await admin.disconnect();
-      }
-    })().catch((error: unknown) => {
-      id = undefined;
-      throw error;
-    });
+    id ??= admin()
+      .then((client) => client.describeCluster())
+      .then((cluster) => cluster.clusterId)
+      .catch((error: unknown) => {
+        id = undefined;
+        throw error;
+      });
     return id;
   };
 }

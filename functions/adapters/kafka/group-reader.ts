@@ -6,6 +6,7 @@ import type {
   GroupSource,
   PartitionOffsets,
 } from '../../core/reconcile-ports.js';
+import { createClusterIdentity } from './cluster-identity.js';
 import { lazyAdmin } from './lazy-admin.js';
 
 const DESCRIBE_BATCH = 50;
@@ -145,20 +146,10 @@ export function createGroupSource(
     return { observedAt, groups, unreadable, adminCalls };
   }
 
-  let clusterId: Promise<string> | undefined;
   return {
     read,
-    close: () => connected.close(),
     /** Asked once per container: a cluster's id never changes. */
-    clusterId() {
-      clusterId ??= connected()
-        .then((client) => client.describeCluster())
-        .then((cluster) => cluster.clusterId)
-        .catch((error: unknown) => {
-          clusterId = undefined;
-          throw error;
-        });
-      return clusterId;
-    },
+    clusterId: createClusterIdentity(connected),
+    close: () => connected.close(),
   };
 }

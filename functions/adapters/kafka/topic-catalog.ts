@@ -2,6 +2,7 @@ import { ConfigResourceTypes, type Kafka } from 'kafkajs';
 import { beforeDeadline, Deadline, DeadlineExceeded } from '../../core/deadline.js';
 import { DependencyUnavailableError } from '../../core/errors.js';
 import type { TopicCatalog, TopicDescription } from '../../core/publish-ports.js';
+import { createClusterIdentity } from './cluster-identity.js';
 import { lazyAdmin } from './lazy-admin.js';
 
 export interface TopicCatalogOptions {
@@ -27,9 +28,9 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
   let lastStartAt = Number.NEGATIVE_INFINITY; // for the spacing
   let refreshing: Promise<void> | undefined;
   const limits = new Map<string, Promise<number>>();
-  let clusterId: Promise<string> | undefined;
 
   const connectedAdmin = lazyAdmin(kafka);
+  const identity = createClusterIdentity(connectedAdmin);
 
   const startRefresh = () => {
     const number = ++started;
@@ -130,15 +131,9 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
      * asks waits no longer than its deadline (others share the answer).
      */
     async clusterId(deadline?: Deadline) {
-      clusterId ??= (async () => (await connectedAdmin()).describeCluster())()
-        .then((cluster) => cluster.clusterId)
-        .catch((error: unknown) => {
-          clusterId = undefined;
-          throw error;
-        });
       try {
         return await beforeDeadline(
-          clusterId,
+          identity(),
           deadline ?? new Deadline(Date.now() + 5000),
           'describing the cluster',
         );
