@@ -28,10 +28,17 @@ function parseRequest(body: unknown): { topic: string; groups: string[] | undefi
   return { topic, groups: groups as string[] | undefined };
 }
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler(async (event, context) => {
   const rt = await auditRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.clusterId());
   const request = parseRequest(jsonBody(event));
-  return json(200, await rt.auditAndStore(request.topic, request.groups ?? rt.config.groups));
+  return json(
+    200,
+    await rt.auditAndStore(
+      request.topic,
+      request.groups ?? rt.config.groups,
+      context.getRemainingTimeInMillis(),
+    ),
+  );
 });

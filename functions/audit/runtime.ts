@@ -39,23 +39,34 @@ function reconcileEvents(reports: ReportStore) {
   };
 }
 
+/**
+ * When a run must stop reading the log: within the configured scan time, and early enough in the
+ * invocation to compare, settle and save (a quarter of what is left, 2–60 s).
+ */
+export function scanDeadline(now: number, remainingMs: number, scanTimeoutMs: number): number {
+  const reserve = Math.min(60_000, Math.max(2000, remainingMs / 4));
+  return now + Math.max(0, Math.min(scanTimeoutMs, remainingMs - reserve));
+}
+
 async function build(config: AuditConfig) {
   const { documents, kafka } = await createClients(config, 'audit');
+  const store = createAuditStore(documents, config.auditsTable);
   const auditor = createAuditor({
     ledger: createLedger(documents, config.ledgerTable),
     log: createLogScanner(kafka),
     receipts: createReceiptsStore(documents, config.receiptsTable),
+    checkpoints: { load: store.load, save: store.saveCheckpoint },
     reconcile: reconcileEvents(createReportStore(documents, config.reconcileReportsTable)),
   });
-  const store = createAuditStore(documents, config.auditsTable);
   /** Runs an audit, stores its report under a new id and publishes its metrics. */
-  const auditAndStore = async (topic: string, groups: readonly string[]) => {
+  const auditAndStore = async (topic: string, groups: readonly string[], remainingMs: number) => {
     const auditId = `audit-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
     const report = await auditor.run({
       topic,
       groups,
       horizonMs: config.horizonSeconds * 1000,
-      scanTimeoutMs: config.scanTimeoutMs,
+      bucketMs: config.bucketSeconds * 1000,
+      scanDeadlineAt: scanDeadline(Date.now(), remainingMs, config.scanTimeoutMs),
     });
     await store.save(auditId, report);
     publishAuditMetrics(report);

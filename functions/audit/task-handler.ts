@@ -6,7 +6,7 @@ import { taskHandler } from '../platform/task.js';
 import { auditRuntime } from './runtime.js';
 
 export const handler = taskHandler<unknown, { audits: Array<{ auditId: string; topic: string }> }>(
-  async (input) => {
+  async (input, context) => {
     const rt = await auditRuntime();
     const task = isPlainObject(input) && input.source !== 'aws.events' ? input : {};
     if (task.topic !== undefined && typeof task.topic !== 'string') {
@@ -18,10 +18,12 @@ export const handler = taskHandler<unknown, { audits: Array<{ auditId: string; t
     const topics = typeof task.topic === 'string' ? [task.topic] : rt.config.topics;
     const audits = [];
     for (const topic of topics) {
-      const report = await rt.auditAndStore(topic, groups);
+      const report = await rt.auditAndStore(topic, groups, context.getRemainingTimeInMillis());
       audits.push({
         auditId: report.auditId,
         topic,
+        complete: report.complete,
+        scanned: report.scanned,
         streams: report.streams.length,
         settled: report.settled,
       });

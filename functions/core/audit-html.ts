@@ -1,4 +1,4 @@
-import type { AuditReport } from './audit.js';
+import type { AuditReport, LinkedFindings } from './audit.js';
 import type { AuditFindings } from './stream-audit.js';
 
 // An audit report as one self-contained HTML page: no scripts, fonts, images or other requests
@@ -55,24 +55,49 @@ function groupsOf(report: AuditReport): string[] {
 const PALETTE = ['#4c78a8', '#72b7b2', '#f58518', '#e45756', '#54a24b', '#b279a2', '#9d755d'];
 const colour = (i: number): string => PALETTE[i % PALETTE.length] ?? '#888';
 
-interface ChartBar {
-  readonly stream: string;
-  readonly series: string;
-  readonly value: number;
+/** One cluster of bars: a stream, or a time bucket of one stream. */
+interface Category {
+  readonly label: string;
+  /** One value per series, in series order. */
+  readonly values: readonly number[];
 }
 
-/** The bars of the layers chart: per stream, produced, in log, then processed per group. */
-function chartBars(report: AuditReport): ChartBar[] {
+interface ChartSpec {
+  readonly id: string;
+  readonly label: string;
+  readonly xTitle: string;
+  readonly series: readonly string[];
+  readonly categories: readonly Category[];
+}
+
+/** Per stream: produced, in log, then processed per group. */
+function streamChart(report: AuditReport): ChartSpec {
   const groups = groupsOf(report);
-  return report.streams.flatMap((s) => [
-    { stream: s.stream, series: 'produced', value: s.produced },
-    { stream: s.stream, series: 'in log', value: s.inLog },
-    ...groups.map((g) => ({
-      stream: s.stream,
-      series: `processed by ${g}`,
-      value: s.processed[g] ?? 0,
+  return {
+    id: 'layers-chart',
+    label: 'Records per layer and stream',
+    xTitle: 'stream',
+    series: ['produced', 'in log', ...groups.map((g) => `processed by ${g}`)],
+    categories: report.streams.map((s) => ({
+      label: s.stream,
+      values: [s.produced, s.inLog, ...groups.map((g) => s.processed[g] ?? 0)],
     })),
-  ]);
+  };
+}
+
+/** One stream per time bucket: produced, in log, then processed per group. */
+function bucketChart(s: LinkedFindings, index: number): ChartSpec {
+  const groups = Object.keys(s.processed);
+  return {
+    id: `buckets-chart-${index}`,
+    label: `Records per layer and time bucket of stream ${s.stream}`,
+    xTitle: 'time bucket (UTC)',
+    series: ['produced', 'in log', ...groups.map((g) => `processed by ${g}`)],
+    categories: s.buckets.map((b) => ({
+      label: b.start.slice(5, 16).replace('T', ' '),
+      values: [b.produced, b.inLog, ...groups.map((g) => b.processed[g] ?? 0)],
+    })),
+  };
 }
 
 const PLOT_HEIGHT = 200;
@@ -90,12 +115,11 @@ function axisMax(max: number): number {
   return 10 * step;
 }
 
-function chart(report: AuditReport): Markup {
-  const series = ['produced', 'in log', ...groupsOf(report).map((g) => `processed by ${g}`)];
-  const bars = chartBars(report);
-  const top = axisMax(Math.max(0, ...bars.map((b) => b.value)));
+function chart(spec: ChartSpec): Markup {
+  const { series, categories } = spec;
+  const top = axisMax(Math.max(0, ...categories.flatMap((c) => c.values)));
   const groupWidth = series.length * BAR + (series.length - 1) * BAR_GAP;
-  const width = LEFT + Math.max(1, report.streams.length) * (groupWidth + GROUP_GAP) + 16;
+  const width = LEFT + Math.max(1, categories.length) * (groupWidth + GROUP_GAP) + 16;
   const base = TOP + PLOT_HEIGHT;
   const legendY = base + 48;
   const height = legendY + series.length * 18 + 8;
@@ -103,22 +127,55 @@ function chart(report: AuditReport): Markup {
     const y = base - f * PLOT_HEIGHT;
     return html`<line class="grid" x1="${LEFT}" x2="${width - 16}" y1="${y}" y2="${y}"/><text class="tick" x="${LEFT - 6}" y="${y + 4}" text-anchor="end">${num(top * f)}</text>`;
   });
-  const groups = report.streams.map((s, si) => {
-    const x0 = LEFT + GROUP_GAP / 2 + si * (groupWidth + GROUP_GAP);
+  const groups = categories.map((c, ci) => {
+    const x0 = LEFT + GROUP_GAP / 2 + ci * (groupWidth + GROUP_GAP);
     const rects = series.map((name, i) => {
-      const value = bars[si * series.length + i]?.value ?? 0;
+      const value = c.values[i] ?? 0;
       const h = Math.round((value / top) * PLOT_HEIGHT * 100) / 100;
       const x = x0 + i * (BAR + BAR_GAP);
-      return html`<rect x="${x}" y="${base - h}" width="${BAR}" height="${h}" fill="${colour(i)}" data-stream="${s.stream}" data-series="${name}" data-value="${value}"><title>${s.stream} · ${name}: ${num(value)}</title></rect>`;
+      return html`<rect x="${x}" y="${base - h}" width="${BAR}" height="${h}" fill="${colour(i)}" data-category="${c.label}" data-series="${name}" data-value="${value}"><title>${c.label} · ${name}: ${num(value)}</title></rect>`;
     });
-    const label = s.stream.length > 24 ? `${s.stream.slice(0, 23)}…` : s.stream;
+    const label = c.label.length > 24 ? `${c.label.slice(0, 23)}…` : c.label;
     return html`<g>${rects}<text class="label" x="${x0 + groupWidth / 2}" y="${base + 18}" text-anchor="middle">${label}</text></g>`;
   });
   const legend = series.map(
     (name, i) =>
       html`<circle cx="${LEFT + 6}" cy="${legendY + i * 18}" r="6" fill="${colour(i)}"/><text x="${LEFT + 18}" y="${legendY + i * 18 + 4}">${name}</text>`,
   );
-  return html`<svg id="layers-chart" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="Records per layer and stream">${ticks}<line class="axis" x1="${LEFT}" x2="${LEFT}" y1="${TOP}" y2="${base}"/><line class="axis" x1="${LEFT}" x2="${width - 16}" y1="${base}" y2="${base}"/><text class="axis-title" x="14" y="${TOP + PLOT_HEIGHT / 2}" transform="rotate(-90 14 ${TOP + PLOT_HEIGHT / 2})" text-anchor="middle">records</text><text class="axis-title" x="${LEFT + (width - LEFT) / 2}" y="${base + 36}" text-anchor="middle">stream</text>${groups}${legend}</svg>`;
+  return html`<svg id="${spec.id}" class="bars" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${spec.label}">${ticks}<line class="axis" x1="${LEFT}" x2="${LEFT}" y1="${TOP}" y2="${base}"/><line class="axis" x1="${LEFT}" x2="${width - 16}" y1="${base}" y2="${base}"/><text class="axis-title" x="14" y="${TOP + PLOT_HEIGHT / 2}" transform="rotate(-90 14 ${TOP + PLOT_HEIGHT / 2})" text-anchor="middle">records</text><text class="axis-title" x="${LEFT + (width - LEFT) / 2}" y="${base + 36}" text-anchor="middle">${spec.xTitle}</text>${groups}${legend}</svg>`;
+}
+
+/** Every bucket's counts with the differences the findings explain. */
+function bucketTable(s: LinkedFindings): Markup {
+  const groups = Object.keys(s.processed);
+  return table(
+    'Per time bucket',
+    'all layers',
+    [
+      'bucket (UTC)',
+      'produced',
+      'in log',
+      'not in ledger',
+      'extra copies in log',
+      'lost',
+      'UNKNOWN absent',
+      ...groups.flatMap((g) => [`processed · ${g}`, `pending · ${g}`, `redelivered · ${g}`]),
+    ],
+    s.buckets.map((b) => [
+      b.start.slice(0, 16).replace('T', ' '),
+      num(b.produced),
+      num(b.inLog),
+      num(b.notInLedger),
+      num(b.duplicatesInLog),
+      num(b.lost),
+      num(b.unknownAbsent),
+      ...groups.flatMap((g) => [
+        num(b.processed[g] ?? 0),
+        num(b.pending[g] ?? 0),
+        num(b.redelivered[g] ?? 0),
+      ]),
+    ]),
+  );
 }
 
 function tile(
@@ -193,8 +250,11 @@ function findings(s: AuditFindings): Markup {
     table(
       'Lost',
       'log',
-      ['seqs'],
-      s.lost.map((l) => [range(l.from, l.to)]),
+      ['seqs', 'acknowledged at (partition / offset)'],
+      s.lost.map((l) => [
+        range(l.from, l.to),
+        l.acked ? `p${l.acked.partition} @ ${l.acked.offset}` : '—',
+      ]),
     ),
     table(
       'Pending',
@@ -231,6 +291,7 @@ h3{margin:0 0 6px;font-size:14px}.meta{color:#5b6472;margin:0 0 16px}
 .chart{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:8px;overflow-x:auto}
 svg text{font:12px system-ui,sans-serif;fill:#1d2330}svg .tick{fill:#5b6472}svg .axis-title{fill:#5b6472;font-style:italic}
 svg .grid{stroke:#e8ebef}svg .axis{stroke:#5b6472}
+.chart+.wide,.wide{margin:12px 0;overflow-x:auto}
 .tables{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:12px}
 .findings{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:10px 12px}
 .layer{font-size:11px;font-weight:500;background:#e8eef6;color:var(--info);border-radius:10px;padding:1px 8px;margin-left:4px}
@@ -243,9 +304,12 @@ ul{margin:0;padding-left:16px}
 /** The report as a complete, self-contained HTML document. */
 export function renderAuditHtml(report: AuditReport): string {
   const streams = report.streams.map(
-    (s) =>
-      html`<section class="stream"><h2>Stream ${s.stream}</h2>${tiles(s)}${findings(s)}</section>`,
+    (s, i) =>
+      html`<section class="stream"><h2>Stream ${s.stream}</h2>${tiles(s)}<div class="chart">${chart(bucketChart(s, i))}</div><div class="wide">${bucketTable(s)}</div>${findings(s)}</section>`,
   );
+  const progress = report.complete
+    ? 'log read to its end'
+    : 'log NOT read to its end: the next run continues from the checkpoint; nothing is judged lost yet';
   const page = html`<!doctype html>
 <html lang="en">
 <head>
@@ -257,9 +321,9 @@ export function renderAuditHtml(report: AuditReport): string {
 </head>
 <body>
 <h1>Audit of <code>${report.topic}</code></h1>
-<p class="meta">at <time datetime="${report.at}">${report.at}</time> · ${num(report.scanned)} records scanned · ${num(report.untracked)} untracked · ${num(report.settled.landed)} UNKNOWN settled as landed, ${num(report.settled.notWritten)} as not written</p>
+<p class="meta">at <time datetime="${report.at}">${report.at}</time> · ${progress} · ${num(report.scanned)} records read by this run, ${num(report.scannedTotal)} by all runs · ${num(report.untracked)} untracked · ${num(report.unread)} removed before any audit read them · ${num(report.settled.landed)} UNKNOWN settled as landed, ${num(report.settled.notWritten)} as not written</p>
 <h2>Records per layer</h2>
-<div class="chart">${chart(report)}</div>
+<div class="chart">${chart(streamChart(report))}</div>
 ${streams}
 </body>
 </html>

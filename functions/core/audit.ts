@@ -1,29 +1,72 @@
+import { bucketOf, type CheckpointJson, TopicLog } from './audit-state.js';
 import type { RecordOutcome } from './outcomes.js';
 import type { LedgerBlock } from './publish-ports.js';
-import type { SeqRange } from './seq-ranges.js';
-import { type AuditFindings, StreamAudit } from './stream-audit.js';
+import type { BucketCount } from './receipts-input.js';
+import type { SeqRange, SeqRanges } from './seq-ranges.js';
+import { type AuditFindings, type BucketRow, StreamAudit } from './stream-audit.js';
 
-// An audit of one topic: scans the log, reads the ledger and the receipts of the given groups for
-// every stream found, compares them, and settles UNKNOWN outcomes in the ledger.
+// An audit of one topic. It resumes reading the log where its checkpoint says the last run
+// stopped, stops itself at its deadline (saving where it got to), then compares per stream what
+// the log holds so far with the ledger and the receipts of the given groups, and settles UNKNOWN
+// outcomes in the ledger.
+
+export interface ScannedRecord {
+  readonly partition: number;
+  readonly offset: number;
+  /** The record's timestamp, ms since the epoch. */
+  readonly timestamp: number;
+  /** Header values as text (the first value of a repeated header). */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+}
+
+export interface ScanRequest {
+  /** Partition → first offset to read; a partition not named is read from its log start. */
+  readonly from?: ReadonlyMap<number, number>;
+  /**
+   * Partition → offset to stop before; default: the high watermarks when the scan starts.
+   * With `until`, partitions it does not name are not read at all.
+   */
+  readonly until?: ReadonlyMap<number, number>;
+  /** The scan stops between batches at this time (ms since the epoch) and reports where. */
+  readonly deadlineAt: number;
+}
+
+export interface ScanResult {
+  readonly scanned: number;
+  /** Partition → next offset to read (where this scan stopped, or its end). */
+  readonly next: ReadonlyMap<number, number>;
+  /** Partition → log start offset when the scan started. */
+  readonly logStart: ReadonlyMap<number, number>;
+  /** Every partition was read to its end before the deadline. */
+  readonly complete: boolean;
+}
 
 export interface AuditPorts {
   readonly ledger: {
-    listBlocks(stream: string): Promise<LedgerBlock[]>;
+    forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void>;
+    find(stream: string, seq: number): Promise<LedgerBlock | undefined>;
     write(block: LedgerBlock): Promise<void>;
   };
   readonly log: {
     scan(
       topic: string,
-      onRecord: (record: {
-        partition: number;
-        offset: number;
-        headers: Readonly<Record<string, string | undefined>>;
-      }) => void,
-      timeoutMs: number,
-    ): Promise<number>;
+      request: ScanRequest,
+      onRecord: (record: ScannedRecord) => void,
+    ): Promise<ScanResult>;
   };
   readonly receipts: {
-    list(group: string, stream: string): Promise<Array<{ seqs: readonly SeqRange[] }>>;
+    forEachBatch(
+      group: string,
+      stream: string,
+      onBatch: (batch: { readonly seqs: readonly SeqRange[] }) => void,
+    ): Promise<void>;
+    /** Count-only receipts (Chaperone-style) a group posted for a topic. */
+    counts(group: string, topic: string): Promise<BucketCount[]>;
+  };
+  readonly checkpoints: {
+    load(topic: string): Promise<{ state: CheckpointJson; version: number } | undefined>;
+    /** Saves only if the stored version is still `version` (0: none yet); else ConflictError. */
+    save(topic: string, state: CheckpointJson, version: number): Promise<void>;
   };
   /** Reconcile's REWIND/LOST events of a group on a topic, to explain consumer-side duplicates. */
   readonly reconcile?: { events(group: string, topic: string): Promise<ReconcileEvent[]> };
@@ -43,26 +86,46 @@ export type LinkedFindings = Omit<AuditFindings, 'consumerDuplicates'> & {
   readonly consumerDuplicates: ReadonlyArray<
     ConsumerDuplicate & { readonly reconcileEvents: readonly ReconcileEvent[] }
   >;
+  readonly buckets: readonly BucketRow[];
 };
 
 export interface AuditRequest {
   readonly topic: string;
   readonly groups: readonly string[];
-  readonly scanTimeoutMs: number;
+  /** Reading the log stops here (ms since the epoch); the rest of the run needs time after. */
+  readonly scanDeadlineAt: number;
   /**
    * An UNKNOWN absent from the log is settled as not written only when its block is older than
    * this: a request still in flight must not be judged.
    */
   readonly horizonMs: number;
+  readonly bucketMs: number;
+  /** Streams to compare even if none of their records is in the log (default: the topic's name). */
+  readonly streams?: readonly string[];
 }
 
 export interface AuditReport {
   readonly topic: string;
   readonly at: string;
+  /** The log was read to the high watermarks of this run; otherwise the next run continues. */
+  readonly complete: boolean;
+  /** Records read by this run. */
   readonly scanned: number;
+  /** Records read by every run so far. */
+  readonly scannedTotal: number;
   /** Records in the topic without `tally.*` headers (not published through Tally). */
   readonly untracked: number;
+  /** Records removed from the log (retention, deleteRecords) before any audit read them. */
+  readonly unread: number;
+  /** Where the next run starts reading, per partition. */
+  readonly checkpoint: ReadonlyArray<{ readonly partition: number; readonly next: number }>;
   readonly streams: readonly LinkedFindings[];
+  /** Per time bucket: records of any kind in the log, and count-only receipts per group. */
+  readonly topicBuckets: ReadonlyArray<{
+    readonly start: string;
+    readonly inLog: number;
+    readonly counted: Readonly<Record<string, number>>;
+  }>;
   /** UNKNOWN outcomes this run settled in the ledger. */
   readonly settled: { readonly landed: number; readonly notWritten: number };
 }
@@ -94,44 +157,95 @@ function settle(
   return changed ? { ...block, outcomes } : undefined;
 }
 
+/** The stream and seq a record carries in its `tally.*` headers, if it has them. */
+function identity(headers: ScannedRecord['headers']): { stream: string; seq: number } | undefined {
+  const stream = headers['tally.stream'];
+  const seq = Number(headers['tally.seq']);
+  return stream !== undefined && Number.isSafeInteger(seq) && seq >= 1
+    ? { stream, seq }
+    : undefined;
+}
+
 export function createAuditor(ports: AuditPorts) {
   return {
     async run(request: AuditRequest): Promise<AuditReport> {
       const at = new Date().toISOString();
+      const startedAt = Date.parse(at);
+      const { topic, bucketMs } = request;
+      const saved = await ports.checkpoints.load(topic);
+      const state = new TopicLog(topic, saved?.state);
       const audits = new Map<string, StreamAudit>();
-      let untracked = 0;
-      const scanned = await ports.log.scan(
-        request.topic,
+      const unknownBlocks = new Map<string, LedgerBlock[]>();
+      const auditOf = (stream: string) => {
+        let audit = audits.get(stream);
+        if (audit === undefined) {
+          audit = new StreamAudit(stream, state.stream(stream), {
+            bucketMs,
+            judgeBefore: startedAt,
+          });
+          audits.set(stream, audit);
+        }
+        return audit;
+      };
+      const readLedger = async (stream: string) => {
+        const audit = auditOf(stream);
+        const keep: LedgerBlock[] = [];
+        await ports.ledger.forEachBlock(stream, (block) => {
+          if (block.topic !== topic) return;
+          audit.addLedgerBlock(block);
+          if (block.outcomes.some((o) => o.status === 'UNKNOWN')) keep.push(block);
+        });
+        unknownBlocks.set(stream, keep);
+      };
+
+      // The ledger of streams already known first, so the scan can place their UNKNOWN records.
+      const known = new Set([...state.streams.keys(), ...(request.streams ?? []), topic]);
+      for (const stream of known) await readLedger(stream);
+
+      const scan = await ports.log.scan(
+        topic,
+        { from: state.next, deadlineAt: request.scanDeadlineAt },
         (record) => {
-          const stream = record.headers['tally.stream'];
-          const seq = Number(record.headers['tally.seq']);
-          const session = record.headers['tally.session'] ?? '';
-          if (stream === undefined || !Number.isSafeInteger(seq) || seq < 1) {
-            untracked++;
+          state.countInBucket(record.timestamp, bucketMs);
+          const id = identity(record.headers);
+          if (id === undefined) {
+            state.untracked++;
             return;
           }
-          const audit = audits.get(stream) ?? new StreamAudit(stream);
-          audit.addLogEntry({ seq, partition: record.partition, offset: record.offset, session });
-          audits.set(stream, audit);
+          const audit = audits.get(id.stream);
+          state
+            .stream(id.stream)
+            .add(
+              { ...id, ...record, session: record.headers['tally.session'] ?? '' },
+              bucketMs,
+              (seq) => audit?.isUnknown(seq) ?? false,
+            );
         },
-        request.scanTimeoutMs,
       );
-      if (!audits.has(request.topic)) audits.set(request.topic, new StreamAudit(request.topic));
+      for (const [partition, low] of scan.logStart) {
+        const from = state.next.get(partition);
+        if (from !== undefined && low > from) state.unread += low - from;
+      }
+      for (const [partition, next] of scan.next) state.next.set(partition, next);
+      state.scanned += scan.scanned;
+
+      for (const stream of state.streams.keys()) if (!audits.has(stream)) await readLedger(stream);
+      for (const [stream, audit] of audits) {
+        for (const group of request.groups) {
+          await ports.receipts.forEachBatch(group, stream, (batch) =>
+            audit.addReceipts(group, batch.seqs),
+          );
+        }
+      }
+      await placeMissing(ports, request, state, audits);
+
       const streams: LinkedFindings[] = [];
       let landed = 0;
       let notWritten = 0;
       for (const [stream, audit] of audits) {
-        const blocks = (await ports.ledger.listBlocks(stream)).filter(
-          (b) => b.topic === request.topic,
-        );
-        for (const block of blocks) audit.addLedgerBlock(block);
-        for (const group of request.groups) {
-          for (const receipt of await ports.receipts.list(group, stream))
-            audit.addReceipts(group, receipt.seqs);
-        }
-        const findings = audit.findings();
-        const horizonAt = Date.parse(at) - request.horizonMs;
-        for (const block of blocks) {
+        const findings = audit.findings(scan.complete);
+        const horizonAt = startedAt - request.horizonMs;
+        for (const block of unknownBlocks.get(stream) ?? []) {
           const settled = settle(block, findings, horizonAt);
           if (!settled) continue;
           await ports.ledger.write(settled);
@@ -142,26 +256,118 @@ export function createAuditor(ports: AuditPorts) {
             if (after.status === 'NOT_SENT') notWritten++;
           });
         }
-        const events = new Map<string, ReconcileEvent[]>();
-        for (const group of new Set(findings.consumerDuplicates.map((d) => d.group))) {
-          events.set(group, (await ports.reconcile?.events(group, request.topic)) ?? []);
-        }
-        streams.push({
-          ...findings,
-          consumerDuplicates: findings.consumerDuplicates.map((d) => ({
-            ...d,
-            reconcileEvents: events.get(d.group) ?? [],
-          })),
-        });
+        streams.push(await link(ports, topic, stream, findings, audit.buckets(scan.complete)));
       }
+      // Single copies were kept only to settle UNKNOWN outcomes, which is done now.
+      for (const log of state.streams.values()) {
+        for (const seq of log.placements.keys())
+          if (log.log.timesOf(seq) < 2) log.placements.delete(seq);
+      }
+      await ports.checkpoints.save(topic, state.toJSON(), saved?.version ?? 0);
+
       return {
-        topic: request.topic,
+        topic,
         at,
-        scanned,
-        untracked,
+        complete: scan.complete,
+        scanned: scan.scanned,
+        scannedTotal: state.scanned,
+        untracked: state.untracked,
+        unread: state.unread,
+        checkpoint: [...state.next].map(([partition, next]) => ({ partition, next })),
         streams,
+        topicBuckets: await topicBuckets(ports, request, state),
         settled: { landed, notWritten },
       };
     },
   };
+}
+
+/**
+ * Finds the copies findings name but the scan did not place (an earlier copy read before it was
+ * known to repeat; an UNKNOWN record read before its stream's ledger): re-reads only the offsets
+ * where those streams' records lie, until the scan deadline.
+ */
+async function placeMissing(
+  ports: AuditPorts,
+  request: AuditRequest,
+  state: TopicLog,
+  audits: ReadonlyMap<string, StreamAudit>,
+): Promise<void> {
+  const missing = new Map<string, SeqRanges>();
+  for (const [stream, audit] of audits) {
+    const seqs = audit.missingPlacements();
+    if (!seqs.isEmpty) missing.set(stream, seqs);
+  }
+  if (missing.size === 0 || Date.now() >= request.scanDeadlineAt) return;
+  const from = new Map<number, number>();
+  const until = new Map<number, number>();
+  for (const stream of missing.keys()) {
+    for (const [partition, [first, last]] of state.stream(stream).spans) {
+      from.set(partition, Math.min(from.get(partition) ?? first, first));
+      until.set(partition, Math.max(until.get(partition) ?? last + 1, last + 1));
+    }
+  }
+  await ports.log.scan(request.topic, { from, until, deadlineAt: request.scanDeadlineAt }, (r) => {
+    const id = identity(r.headers);
+    if (id === undefined || !missing.get(id.stream)?.has(id.seq)) return;
+    state.stream(id.stream).place(id.seq, { ...r, session: r.headers['tally.session'] ?? '' });
+  });
+}
+
+/** Names where lost records were acknowledged and links redeliveries to reconcile's events. */
+async function link(
+  ports: AuditPorts,
+  topic: string,
+  stream: string,
+  findings: AuditFindings,
+  buckets: BucketRow[],
+): Promise<LinkedFindings> {
+  const lost: Array<LinkedFindings['lost'][number]> = [];
+  for (const range of findings.lost) {
+    const block: LedgerBlock | undefined =
+      lost.length < 100 ? await ports.ledger.find(stream, range.from) : undefined;
+    const outcome: RecordOutcome | undefined = block?.outcomes[range.from - block.firstSeq];
+    lost.push(
+      outcome?.status === 'ACKED'
+        ? { ...range, acked: { partition: outcome.partition, offset: Number(outcome.offset) } }
+        : range,
+    );
+  }
+  const events = new Map<string, ReconcileEvent[]>();
+  for (const group of new Set(findings.consumerDuplicates.map((d) => d.group))) {
+    events.set(group, (await ports.reconcile?.events(group, topic)) ?? []);
+  }
+  return {
+    ...findings,
+    lost,
+    consumerDuplicates: findings.consumerDuplicates.map((d) => ({
+      ...d,
+      reconcileEvents: events.get(d.group) ?? [],
+    })),
+    buckets,
+  };
+}
+
+async function topicBuckets(
+  ports: AuditPorts,
+  request: AuditRequest,
+  state: TopicLog,
+): Promise<AuditReport['topicBuckets']> {
+  const counted = new Map<number, Record<string, number>>();
+  for (const group of request.groups) {
+    for (const bucket of await ports.receipts.counts(group, request.topic)) {
+      const start = bucketOf(Date.parse(bucket.start), request.bucketMs);
+      const row = counted.get(start) ?? {};
+      row[group] = (row[group] ?? 0) + bucket.count;
+      counted.set(start, row);
+    }
+  }
+  const starts = [...new Set([...state.topicBuckets.keys(), ...counted.keys()])].sort(
+    (a, b) => a - b,
+  );
+  return starts.map((start) => ({
+    start: new Date(start).toISOString(),
+    inLog: state.topicBuckets.get(start) ?? 0,
+    counted: counted.get(start) ?? {},
+  }));
 }

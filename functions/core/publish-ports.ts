@@ -59,8 +59,8 @@ export interface Ledger {
   write(block: LedgerBlock): Promise<void>;
   /** The block holding `seq`, if any. */
   find(stream: string, seq: number): Promise<LedgerBlock | undefined>;
-  /** Every block of a stream, in seq order (the audit reads them all). */
-  listBlocks(stream: string): Promise<LedgerBlock[]>;
+  /** Every block of a stream in seq order, handed over a page at a time (the audit reads all). */
+  forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void>;
 }
 
 /** Sequence numbers bound to an Idempotency-Key, so a retry reuses them. */

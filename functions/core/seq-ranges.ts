@@ -349,7 +349,7 @@ export class SeqRanges {
  * seen at least once plus a sorted array of runs seen ≥ 2 times (duplicates are rare). Mutable.
  */
 export class SeqCounter {
-  private readonly once = new SeqRanges();
+  private once = new SeqRanges();
   /** Flat triples [from, to, times], sorted, disjoint, times ≥ 2; touching runs differ in times. */
   private multi: number[] = [];
   private observations = 0;
@@ -357,6 +357,28 @@ export class SeqCounter {
   /** Total observations (every add counts, duplicates included). */
   get count(): number {
     return this.observations;
+  }
+
+  /** A plain-data form for checkpoints: `SeqCounter.fromJSON(JSON.parse(JSON.stringify(c)))`. */
+  toJSON(): { seen: Array<[number, number]>; multi: number[]; observations: number } {
+    return { seen: this.once.toJSON(), multi: [...this.multi], observations: this.observations };
+  }
+
+  /** The counter `toJSON()` wrote; throws TypeError/RangeError naming what is wrong. */
+  static fromJSON(json: unknown): SeqCounter {
+    if (typeof json !== 'object' || json === null)
+      throw new TypeError('a seq counter must be {seen, multi, observations}');
+    const { seen, multi, observations } = json as Record<string, unknown>;
+    const counter = new SeqCounter();
+    const once = SeqRanges.fromJSON(seen);
+    if (!Array.isArray(multi) || multi.length % 3 !== 0 || !multi.every(isSeq))
+      throw new TypeError('multi must be a flat array of [from, to, times] triples');
+    if (!isSeq(observations) || observations < once.count)
+      throw new RangeError(`observations (${String(observations)}) must be ≥ the seqs seen`);
+    counter.once = once;
+    counter.multi = multi as number[];
+    counter.observations = observations;
+    return counter;
   }
 
   add(seq: number): this {

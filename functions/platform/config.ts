@@ -198,7 +198,10 @@ export interface AuditConfig extends CommonConfig {
   /** Groups whose receipts every audit compares (a request may name others). */
   readonly groups: readonly string[];
   readonly horizonSeconds: number;
+  /** Longest a run reads the log before it checkpoints and stops. */
   readonly scanTimeoutMs: number;
+  /** Width of the report's time buckets. */
+  readonly bucketSeconds: number;
 }
 
 export function loadAuditConfig(env: Env = process.env): AuditConfig {
@@ -212,5 +215,6 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     groups: list(env, 'TALLY_AUDIT_GROUPS'),
     horizonSeconds: integer(env, 'TALLY_AUDIT_HORIZON_SECONDS', 300, 0, 86_400),
     scanTimeoutMs: integer(env, 'TALLY_AUDIT_SCAN_TIMEOUT_MS', 600_000, 1000, 900_000),
+    bucketSeconds: integer(env, 'TALLY_AUDIT_BUCKET_SECONDS', 300, 1, 86_400),
   };
 }

@@ -1,11 +1,20 @@
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ReceiptBatch } from '../../functions/core/receipts.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { createTopic, loadHandlers, produceEvent, readBack } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
+
+/** The receipt batches stored for a group and stream. */
+async function storedReceipts(group: string, stream: string): Promise<ReceiptBatch[]> {
+  const { receiptsRuntime } = await import('../../functions/receipts/runtime.js');
+  const batches: ReceiptBatch[] = [];
+  await (await receiptsRuntime()).store.forEachBatch(group, stream, (b) => batches.push(b));
+  return batches;
+}
 
 // Records published through Tally, read back from the real broker and handed to the example
 // downstream function in the shape Lambda's MSK event source uses; its receipts land in DynamoDB.
@@ -50,8 +59,7 @@ describe('receipts', () => {
     expect(await handler(event, lambdaContext())).toEqual({ processed: 3 });
     expect(await handler(event, lambdaContext())).toEqual({ processed: 3 });
 
-    const { receiptsRuntime } = await import('../../functions/receipts/runtime.js');
-    const receipts = await (await receiptsRuntime()).store.list(group, topic);
+    const receipts = await storedReceipts(group, topic);
     expect(receipts).toHaveLength(2);
     for (const receipt of receipts) {
       expect(receipt).toMatchObject({
@@ -91,11 +99,14 @@ describe('receipts', () => {
       buckets: [{ start: '2026-11-29T10:00:00Z', end: '2026-11-29T10:01:00Z', count: 7 }],
     });
     expect(buckets.statusCode).toBe(202);
+    const { receiptsRuntime } = await import('../../functions/receipts/runtime.js');
+    expect(await (await receiptsRuntime()).store.counts(group, 'invoices')).toEqual([
+      { start: '2026-11-29T10:00:00.000Z', end: '2026-11-29T10:01:00.000Z', count: 7 },
+    ]);
     const bad = await post({ group, stream: 'invoices', seqs: [[5, 1]] });
     expect(bad.statusCode).toBe(400);
     expect(JSON.parse(bad.body).message).toContain('seqs[0]');
-    const { receiptsRuntime } = await import('../../functions/receipts/runtime.js');
-    expect(await (await receiptsRuntime()).store.list(group, 'invoices')).toEqual([
+    expect(await storedReceipts(group, 'invoices')).toEqual([
       {
         group,
         stream: 'invoices',

@@ -13,13 +13,19 @@ const empty = (stream: string): LinkedFindings => ({
   pending: [],
   unknownLanded: [],
   unknownAbsent: [],
+  buckets: [],
 });
 
 const report = (streams: LinkedFindings[]): AuditReport => ({
   topic: 'orders.v1',
   at: '2024-05-01T12:00:00.000Z',
+  complete: true,
   scanned: 1234,
+  scannedTotal: 5678,
   untracked: 2,
+  unread: 0,
+  checkpoint: [{ partition: 0, next: 5680 }],
+  topicBuckets: [],
   streams,
   settled: { landed: 1, notWritten: 3 },
 });
@@ -32,6 +38,7 @@ const busy: LinkedFindings = {
   producerDuplicates: [
     {
       seq: 17,
+      times: 2,
       copies: [
         { partition: 0, offset: 16, session: 'sess-a' },
         { partition: 2, offset: 901, session: 'sess-b' },
@@ -39,15 +46,41 @@ const busy: LinkedFindings = {
     },
   ],
   consumerDuplicates: [{ group: 'billing', from: 5, to: 9, times: 3, reconcileEvents: [] }],
-  lost: [{ from: 81, to: 90 }],
+  lost: [{ from: 81, to: 90, acked: { partition: 0, offset: 80 } }],
   pending: [{ group: 'billing', from: 41, to: 80 }],
   unknownLanded: [{ seq: 33, partition: 1, offset: 4242 }],
   unknownAbsent: [[95, 100]],
+  buckets: [
+    {
+      start: '2024-05-01T11:55:00.000Z',
+      produced: 60,
+      inLog: 50,
+      notInLedger: 0,
+      duplicatesInLog: 1,
+      lost: 10,
+      unknownAbsent: 0,
+      processed: { billing: 40 },
+      pending: { billing: 10 },
+      redelivered: { billing: 10 },
+    },
+    {
+      start: '2024-05-01T12:00:00.000Z',
+      produced: 40,
+      inLog: 30,
+      notInLedger: 0,
+      duplicatesInLog: 0,
+      lost: 0,
+      unknownAbsent: 6,
+      processed: { billing: 0 },
+      pending: { billing: 30 },
+      redelivered: { billing: 0 },
+    },
+  ],
 };
 
 /** The attributes of every `<rect>` inside the chart. */
-function bars(page: string): Array<Record<string, string>> {
-  const svg = /<svg id="layers-chart"[\s\S]*?<\/svg>/.exec(page)?.[0] ?? '';
+function bars(page: string, id = 'layers-chart'): Array<Record<string, string>> {
+  const svg = new RegExp(`<svg id="${id}"[\\s\\S]*?</svg>`).exec(page)?.[0] ?? '';
   return [...svg.matchAll(/<rect ([^>]*)>/g)].map((m) =>
     Object.fromEntries([...(m[1] ?? '').matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1], a[2]])),
   );
@@ -75,7 +108,8 @@ describe('renderAuditHtml', () => {
     expect(page.startsWith('<!doctype html>')).toBe(true);
     expect(page.trimEnd().endsWith('</html>')).toBe(true);
     expect(page).toContain('<title>Audit of orders.v1 at 2024-05-01T12:00:00.000Z</title>');
-    expect(page).toContain('1,234 records scanned');
+    expect(page).toContain('1,234 records read by this run, 5,678 by all runs');
+    expect(page).toContain('log read to its end');
   });
 
   it('loads nothing from outside', () => {
@@ -104,7 +138,9 @@ describe('renderAuditHtml', () => {
     const other = { ...empty('refunds'), produced: 50, inLog: 50, processed: { audit: 25 } };
     const rects = bars(renderAuditHtml(report([busy, other])));
     // Groups are the union across streams: produced, in log, billing, audit — per stream.
-    expect(rects.map((r) => `${r['data-stream']}/${r['data-series']}=${r['data-value']}`)).toEqual([
+    expect(
+      rects.map((r) => `${r['data-category']}/${r['data-series']}=${r['data-value']}`),
+    ).toEqual([
       'orders/produced=100',
       'orders/in log=80',
       'orders/processed by billing=40',
@@ -124,6 +160,30 @@ describe('renderAuditHtml', () => {
     // Bars stand on the same baseline.
     const bases = new Set(rects.map((r) => Number(r.y) + Number(r.height)));
     expect(bases.size).toBe(1);
+  });
+
+  it('draws each stream per time bucket and tabulates every bucket', () => {
+    const page = renderAuditHtml(report([busy]));
+    expect(
+      bars(page, 'buckets-chart-0').map(
+        (r) => `${r['data-category']}/${r['data-series']}=${r['data-value']}`,
+      ),
+    ).toEqual([
+      '05-01 11:55/produced=60',
+      '05-01 11:55/in log=50',
+      '05-01 11:55/processed by billing=40',
+      '05-01 12:00/produced=40',
+      '05-01 12:00/in log=30',
+      '05-01 12:00/processed by billing=0',
+    ]);
+    expect(section(page, 'Per time bucket')).toContain(
+      '<tr><td>2024-05-01 12:00</td><td>40</td><td>30</td><td>0</td><td>0</td><td>0</td><td>6</td><td>0</td><td>30</td><td>0</td></tr>',
+    );
+  });
+
+  it('says when the log was not read to its end', () => {
+    const page = renderAuditHtml({ ...report([busy]), complete: false });
+    expect(page).toContain('log NOT read to its end');
   });
 
   it('labels the axes and has a legend', () => {
@@ -150,7 +210,7 @@ describe('renderAuditHtml', () => {
     expect(section(page, 'Consumer-side duplicates')).toContain(
       '<tr><td>billing</td><td>5–9</td><td>3</td></tr>',
     );
-    expect(section(page, 'Lost')).toContain('<tr><td>81–90</td></tr>');
+    expect(section(page, 'Lost')).toContain('<tr><td>81–90</td><td>p0 @ 80</td></tr>');
     expect(section(page, 'Pending')).toContain('<tr><td>billing</td><td>41–80</td></tr>');
     expect(section(page, 'UNKNOWN landed')).toContain(
       '<tr><td>33</td><td>1</td><td>4242</td></tr>',
@@ -181,14 +241,16 @@ describe('renderAuditHtml', () => {
           stream: evil,
           processed: { [evil]: 1 },
           pending: [{ group: evil, from: 1, to: 2 }],
-          producerDuplicates: [{ seq: 1, copies: [{ partition: 0, offset: 0, session: evil }] }],
+          producerDuplicates: [
+            { seq: 1, times: 2, copies: [{ partition: 0, offset: 0, session: evil }] },
+          ],
         },
       ]),
       topic: `<img src=x onerror=alert(1)>`,
     });
     expect(page).not.toContain('<script');
     expect(page).not.toContain('<img');
-    expect(page).toContain('data-stream="&quot;&gt;&lt;script&gt;');
+    expect(page).toContain('data-category="&quot;&gt;&lt;script&gt;');
     expect(page.match(/<script/gi) ?? []).toEqual([]);
     expect(page).toContain('&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;');
     expect(page).toContain('&lt;img src=x onerror=alert(1)&gt;');

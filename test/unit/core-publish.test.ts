@@ -87,10 +87,11 @@ class FakeLedger implements Ledger {
     return undefined;
   }
 
-  async listBlocks(stream: string): Promise<LedgerBlock[]> {
-    return [...this.blocks.values()]
+  async forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void> {
+    [...this.blocks.values()]
       .filter((block) => block.stream === stream)
-      .sort((a, b) => a.firstSeq - b.firstSeq);
+      .sort((a, b) => a.firstSeq - b.firstSeq)
+      .forEach(onBlock);
   }
 
   /** The outcome the ledger holds for one seq. */

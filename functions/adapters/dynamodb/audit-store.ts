@@ -1,11 +1,33 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditReport } from '../../core/audit.js';
+import type { CheckpointJson } from '../../core/audit-state.js';
+import { ConflictError, DependencyFailedError } from '../../core/errors.js';
 import { dynamoDbUnavailable } from './client.js';
 
 const KEEP_DAYS = 30;
+/** DynamoDB's item limit is 400 KB; keep room for the other attributes. */
+const MAX_CHECKPOINT_BYTES = 380 * 1024;
 
-/** Audit reports by id, kept 30 days. */
+const checkpointId = (topic: string) => `checkpoint#${topic}`;
+
+/**
+ * Audit reports by id, kept 30 days; and per topic the audit's checkpoint (gzipped JSON with a
+ * version number, written only over the version it was read at, so two audits of one topic at
+ * once cannot both save).
+ */
 export function createAuditStore(client: DynamoDBDocumentClient, tableName: string) {
+  const getItem = async (auditId: string, doing: string) => {
+    try {
+      const { Item } = await client.send(
+        new GetCommand({ TableName: tableName, Key: { auditId }, ConsistentRead: true }),
+      );
+      return Item;
+    } catch (error) {
+      throw dynamoDbUnavailable(doing, error);
+    }
+  };
   return {
     async save(auditId: string, report: AuditReport): Promise<void> {
       try {
@@ -26,13 +48,49 @@ export function createAuditStore(client: DynamoDBDocumentClient, tableName: stri
       }
     },
     async get(auditId: string): Promise<AuditReport | undefined> {
-      try {
-        const { Item } = await client.send(
-          new GetCommand({ TableName: tableName, Key: { auditId }, ConsistentRead: true }),
+      const item = await getItem(auditId, `reading audit ${auditId}`);
+      return typeof item?.report === 'string'
+        ? (JSON.parse(item.report) as AuditReport)
+        : undefined;
+    },
+
+    async load(topic: string): Promise<{ state: CheckpointJson; version: number } | undefined> {
+      const item = await getItem(checkpointId(topic), `reading the audit checkpoint of ${topic}`);
+      if (!(item?.state instanceof Uint8Array)) return undefined;
+      return {
+        state: JSON.parse(gunzipSync(item.state).toString('utf8')) as CheckpointJson,
+        version: Number(item.version),
+      };
+    },
+    async saveCheckpoint(topic: string, state: CheckpointJson, version: number): Promise<void> {
+      const packed = gzipSync(JSON.stringify(state));
+      if (packed.length > MAX_CHECKPOINT_BYTES) {
+        throw new DependencyFailedError(
+          `the audit checkpoint of ${topic} is ${packed.length} bytes gzipped, over DynamoDB's item limit: too many findings to carry (split the topic's streams or clear old findings)`,
         );
-        return Item ? (JSON.parse(String(Item.report)) as AuditReport) : undefined;
+      }
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: {
+              auditId: checkpointId(topic),
+              topic,
+              state: packed,
+              version: version + 1,
+              at: new Date().toISOString(),
+            },
+            ConditionExpression: 'attribute_not_exists(auditId) OR version = :version',
+            ExpressionAttributeValues: { ':version': version },
+          }),
+        );
       } catch (error) {
-        throw dynamoDbUnavailable(`reading audit ${auditId}`, error);
+        if (error instanceof ConditionalCheckFailedException) {
+          throw new ConflictError(
+            `another audit of ${topic} saved its checkpoint first: this run's findings are not kept; run again`,
+          );
+        }
+        throw dynamoDbUnavailable(`storing the audit checkpoint of ${topic}`, error);
       }
     },
   };

@@ -2,7 +2,7 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/outcomes.js';
 import type { Ledger, LedgerBlock } from '../../core/publish-ports.js';
 import { dynamoDbUnavailable } from './client.js';
-import { readAll } from './read-all.js';
+import { forEachPage } from './read-all.js';
 
 function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
   const encoded = JSON.parse(String(item.outcomes)) as EncodedOutcome[];
@@ -71,8 +71,8 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
       return toBlock(stream, item);
     },
 
-    async listBlocks(stream) {
-      const items = await readAll(
+    async forEachBlock(stream, onBlock) {
+      await forEachPage(
         client,
         {
           query: {
@@ -84,8 +84,10 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
           },
         },
         `reading the ledger of stream ${stream}`,
+        (items) => {
+          for (const item of items) onBlock(toBlock(stream, item));
+        },
       );
-      return items.map((item) => toBlock(stream, item));
     },
   };
 }

@@ -16,6 +16,19 @@ export async function readAll(
   doing: string,
 ): Promise<Item[]> {
   const items: Item[] = [];
+  await forEachPage(client, request, doing, (page) => {
+    items.push(...page);
+  });
+  return items;
+}
+
+/** Hands each page of a Scan or Query to `onPage` in turn, holding one page at a time. */
+export async function forEachPage(
+  client: DynamoDBDocumentClient,
+  request: { readonly scan: ScanCommandInput } | { readonly query: QueryCommandInput },
+  doing: string,
+  onPage: (items: Item[]) => void,
+): Promise<void> {
   let start: Item | undefined;
   do {
     let page: { Items?: Item[] | undefined; LastEvaluatedKey?: Item | undefined };
@@ -28,8 +41,7 @@ export async function readAll(
     } catch (error) {
       throw dynamoDbUnavailable(doing, error);
     }
-    items.push(...(page.Items ?? []));
+    onPage(page.Items ?? []);
     start = page.LastEvaluatedKey;
   } while (start);
-  return items;
 }

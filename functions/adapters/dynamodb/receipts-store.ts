@@ -3,7 +3,7 @@ import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws
 import type { ReceiptBatch } from '../../core/receipts.js';
 import type { BucketCount } from '../../core/receipts-input.js';
 import { dynamoDbUnavailable } from './client.js';
-import { readAll } from './read-all.js';
+import { forEachPage, readAll } from './read-all.js';
 
 const BATCH_WRITE_LIMIT = 25;
 
@@ -72,9 +72,13 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
         throw dynamoDbUnavailable('writing receipt counts', error);
       }
     },
-    /** Every batch a group reported for a stream, oldest first. */
-    async list(group: string, stream: string): Promise<ReceiptBatch[]> {
-      const items = await readAll(
+    /** Every batch a group reported for a stream, oldest first, one page in memory at a time. */
+    async forEachBatch(
+      group: string,
+      stream: string,
+      onBatch: (batch: ReceiptBatch) => void,
+    ): Promise<void> {
+      await forEachPage(
         client,
         {
           query: {
@@ -85,15 +89,36 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
           },
         },
         `reading receipts of ${group} for ${stream}`,
+        (items) => {
+          for (const i of items) {
+            onBatch({
+              group,
+              stream,
+              topic: typeof i.topic === 'string' ? i.topic : undefined,
+              seqs: JSON.parse(String(i.seqs)),
+              offsets: JSON.parse(String(i.offsets)),
+              count: Number(i.count),
+            });
+          }
+        },
       );
-      return items.map((i) => ({
-        group,
-        stream,
-        topic: typeof i.topic === 'string' ? i.topic : undefined,
-        seqs: JSON.parse(String(i.seqs)),
-        offsets: JSON.parse(String(i.offsets)),
-        count: Number(i.count),
-      }));
+    },
+
+    /** Every count-only receipt (per time bucket) a group posted for a topic. */
+    async counts(group: string, topic: string): Promise<BucketCount[]> {
+      const items = await readAll(
+        client,
+        {
+          query: {
+            TableName: tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': `${group}#topic:${topic}` },
+            ConsistentRead: true,
+          },
+        },
+        `reading receipt counts of ${group} for ${topic}`,
+      );
+      return items.flatMap((i) => JSON.parse(String(i.buckets)) as BucketCount[]);
     },
   };
 }

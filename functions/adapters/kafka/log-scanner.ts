@@ -1,68 +1,105 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
+import type { ScannedRecord, ScanRequest, ScanResult } from '../../core/audit.js';
 import { lazyAdmin } from './lazy-admin.js';
 
-export interface ScannedRecord {
-  readonly partition: number;
-  readonly offset: number;
-  /** Header values as text (the first value of a repeated header). */
-  readonly headers: Readonly<Record<string, string | undefined>>;
-}
+const headerTexts = (headers: Record<string, unknown> | undefined) => {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const first = Array.isArray(value) ? value[0] : value;
+    out[name] = first === undefined || first === null ? undefined : String(first);
+  }
+  return out;
+};
 
 /**
- * Reads a topic from its log start to the high watermarks seen when the scan starts, with a
- * throwaway consumer group that commits nothing and is deleted afterwards.
+ * Reads offset ranges of a topic with a throwaway consumer group that commits nothing and is
+ * deleted afterwards. Stops at the deadline between batches and says where each partition
+ * stopped, so the caller can checkpoint and continue later.
  */
 export function createLogScanner(kafka: Kafka) {
   const admin = lazyAdmin(kafka);
   return {
     async scan(
       topic: string,
+      request: ScanRequest,
       onRecord: (record: ScannedRecord) => void,
-      timeoutMs: number,
-    ): Promise<number> {
+    ): Promise<ScanResult> {
       const offsets = await (await admin()).fetchTopicOffsets(topic);
-      const targets = new Map(
-        offsets
-          .filter((o) => Number(o.high) > Number(o.low))
-          .map((o) => [o.partition, Number(o.high)]),
-      );
-      if (targets.size === 0) return 0;
+      const logStart = new Map(offsets.map((o) => [o.partition, Number(o.low)]));
+      const next = new Map<number, number>();
+      const ends = new Map<number, number>();
+      for (const o of offsets) {
+        const low = Number(o.low);
+        const high = Number(o.high);
+        const until = request.until ? request.until.get(o.partition) : high;
+        if (until === undefined) continue;
+        const start = Math.max(request.from?.get(o.partition) ?? low, low);
+        const end = Math.min(until, high);
+        next.set(o.partition, start);
+        if (start < end) ends.set(o.partition, end);
+      }
+      if (ends.size === 0) return { scanned: 0, next, logStart, complete: true };
+      if (Date.now() >= request.deadlineAt) return { scanned: 0, next, logStart, complete: false };
+
       const groupId = `tally-audit-${randomBytes(6).toString('hex')}`;
-      const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+      const consumer = kafka.consumer({
+        groupId,
+        sessionTimeout: 30_000,
+        heartbeatInterval: 3000,
+        maxBytes: 16 * 1024 * 1024,
+      });
       let scanned = 0;
+      let complete = false;
       try {
         await consumer.connect();
         await consumer.subscribe({ topic, fromBeginning: true });
-        const remaining = new Set(targets.keys());
+        const remaining = new Set(ends.keys());
         await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(
-            () => reject(new Error(`log scan of ${topic} did not finish in ${timeoutMs} ms`)),
-            timeoutMs,
-          );
+          const stop = (finished: boolean) => {
+            complete = finished;
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(() => stop(false), Math.max(0, request.deadlineAt - Date.now()));
           consumer
             .run({
               autoCommit: false,
               eachBatch: async ({ batch }) => {
-                const high = targets.get(batch.partition) ?? 0;
+                const end = ends.get(batch.partition);
+                if (end === undefined || !remaining.has(batch.partition)) return;
+                if (Date.now() >= request.deadlineAt) return stop(false);
+                const start = next.get(batch.partition) ?? 0;
+                let position = start;
                 for (const message of batch.messages) {
                   const offset = Number(message.offset);
-                  if (offset >= high) break;
-                  const headers: Record<string, string | undefined> = {};
-                  for (const [name, value] of Object.entries(message.headers ?? {})) {
-                    const first = Array.isArray(value) ? value[0] : value;
-                    headers[name] = first?.toString();
-                  }
-                  onRecord({ partition: batch.partition, offset, headers });
+                  if (offset < start) continue;
+                  if (offset >= end) break;
+                  onRecord({
+                    partition: batch.partition,
+                    offset,
+                    timestamp: Number(message.timestamp),
+                    headers: headerTexts(message.headers),
+                  });
                   scanned++;
+                  position = offset + 1;
                 }
-                const last = Number(batch.lastOffset());
-                if (last + 1 >= high) remaining.delete(batch.partition);
-                if (remaining.size === 0) {
-                  clearTimeout(timer);
-                  resolve();
-                }
+                // Offsets without records (transaction markers, compacted) still move us on.
+                position = Math.min(Math.max(position, Number(batch.lastOffset()) + 1), end);
+                next.set(batch.partition, position);
+                if (position >= end) remaining.delete(batch.partition);
+                if (remaining.size === 0) stop(true);
               },
+            })
+            .then(() => {
+              for (const [partition, end] of ends) {
+                const offset = next.get(partition) ?? 0;
+                if (offset < end) consumer.seek({ topic, partition, offset: String(offset) });
+              }
+              const idle = offsets
+                .map((o) => o.partition)
+                .filter((partition) => !ends.has(partition));
+              if (idle.length > 0) consumer.pause([{ topic, partitions: idle }]);
             })
             .catch(reject);
         });
@@ -70,7 +107,9 @@ export function createLogScanner(kafka: Kafka) {
         await consumer.disconnect().catch(() => {});
         await (await admin()).deleteGroups([groupId]).catch(() => {});
       }
-      return scanned;
+      return { scanned, next, logStart, complete };
     },
   };
 }
+
+export type LogScanner = ReturnType<typeof createLogScanner>;

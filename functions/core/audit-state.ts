@@ -1,0 +1,173 @@
+import { SeqCounter, SeqRanges } from './seq-ranges.js';
+
+// What an audit has read of a topic's log so far, carried from one run to the next as a
+// checkpoint: where each partition's reading stopped, and per stream the seqs seen (with how many
+// copies), which time bucket each first copy fell in, and where the copies worth naming are.
+// Memory grows with gaps, duplicate runs, buckets and findings — never with the record count.
+
+export interface Placement {
+  readonly partition: number;
+  readonly offset: number;
+  readonly session: string;
+}
+
+export interface LogRecord extends Placement {
+  readonly seq: number;
+  /** The record's timestamp (ms since the epoch). */
+  readonly timestamp: number;
+}
+
+/** Seqs whose placements are described one by one; beyond this they are only counted. */
+export const MAX_PLACED = 1000;
+
+export function bucketOf(timestamp: number, bucketMs: number): number {
+  return timestamp - (((timestamp % bucketMs) + bucketMs) % bucketMs);
+}
+
+type PlacementJson = [partition: number, offset: number, session: string];
+
+export interface StreamLogJson {
+  readonly log: ReturnType<SeqCounter['toJSON']>;
+  readonly buckets: Array<[start: number, seqs: Array<[number, number]>]>;
+  readonly placements: Array<[seq: number, copies: PlacementJson[]]>;
+  readonly spans: Array<[partition: number, first: number, last: number]>;
+}
+
+/** One stream's share of the log, as read so far. Mutable. */
+export class StreamLog {
+  readonly log: SeqCounter;
+  /** Bucket start → seqs whose first copy's timestamp falls in that bucket. */
+  readonly buckets: Map<number, SeqRanges>;
+  /** Seq → every copy found so far, for seqs worth naming (repeats and wanted ones). */
+  readonly placements: Map<number, Placement[]>;
+  /** Partition → first and last offset of this stream's records there (where a lookup reads). */
+  readonly spans: Map<number, [number, number]>;
+
+  constructor(json?: StreamLogJson) {
+    this.log = json ? SeqCounter.fromJSON(json.log) : new SeqCounter();
+    this.buckets = new Map(json?.buckets.map(([start, seqs]) => [start, SeqRanges.fromJSON(seqs)]));
+    this.placements = new Map(
+      json?.placements.map(([seq, copies]) => [
+        seq,
+        copies.map(([partition, offset, session]) => ({ partition, offset, session })),
+      ]),
+    );
+    this.spans = new Map(json?.spans.map(([p, first, last]) => [p, [first, last]]));
+  }
+
+  /**
+   * Counts one record. Its placement is kept when its seq was seen before (a copy to name) or
+   * when `wanted` asks for it (an UNKNOWN outcome to settle), up to MAX_PLACED seqs.
+   */
+  add(record: LogRecord, bucketMs: number, wanted: (seq: number) => boolean): void {
+    const { seq } = record;
+    const before = this.log.timesOf(seq);
+    this.log.add(seq);
+    if (before === 0) {
+      const start = bucketOf(record.timestamp, bucketMs);
+      const bucket = this.buckets.get(start) ?? new SeqRanges();
+      bucket.add(seq);
+      this.buckets.set(start, bucket);
+    }
+    if (before > 0 || wanted(seq)) this.place(seq, record);
+    const span = this.spans.get(record.partition);
+    if (span === undefined) this.spans.set(record.partition, [record.offset, record.offset]);
+    else {
+      if (record.offset < span[0]) span[0] = record.offset;
+      if (record.offset > span[1]) span[1] = record.offset;
+    }
+  }
+
+  /** Records where a copy of `seq` is, unless already known or the described set is full. */
+  place(seq: number, placement: Placement): void {
+    const copies = this.placements.get(seq);
+    const { partition, offset, session } = placement;
+    if (copies === undefined) {
+      if (this.placements.size < MAX_PLACED)
+        this.placements.set(seq, [{ partition, offset, session }]);
+      return;
+    }
+    if (!copies.some((c) => c.partition === partition && c.offset === offset))
+      copies.push({ partition, offset, session });
+  }
+
+  toJSON(): StreamLogJson {
+    return {
+      log: this.log.toJSON(),
+      buckets: [...this.buckets].map(([start, seqs]) => [start, seqs.toJSON()]),
+      placements: [...this.placements].map(([seq, copies]) => [
+        seq,
+        copies.map((c): PlacementJson => [c.partition, c.offset, c.session]),
+      ]),
+      spans: [...this.spans].map(([p, [first, last]]) => [p, first, last]),
+    };
+  }
+}
+
+export interface CheckpointJson {
+  readonly version: 1;
+  readonly topic: string;
+  /** Partition → the next offset to read. */
+  readonly next: Array<[partition: number, offset: number]>;
+  readonly scanned: number;
+  readonly untracked: number;
+  /** Records removed from the log (retention, deleteRecords) before any audit read them. */
+  readonly unread: number;
+  /** Bucket start → records of any kind found there (for count-only receipts). */
+  readonly topicBuckets: Array<[start: number, count: number]>;
+  readonly streams: Array<[stream: string, log: StreamLogJson]>;
+}
+
+/** Everything an audit has read of one topic; what its checkpoint stores. Mutable. */
+export class TopicLog {
+  readonly next: Map<number, number>;
+  readonly streams: Map<string, StreamLog>;
+  readonly topicBuckets: Map<number, number>;
+  scanned: number;
+  untracked: number;
+  unread: number;
+
+  constructor(
+    readonly topic: string,
+    json?: CheckpointJson,
+  ) {
+    if (json !== undefined && (json.version !== 1 || json.topic !== topic)) {
+      throw new TypeError(
+        `checkpoint of ${String(json.topic)} v${json.version} is not for ${topic}`,
+      );
+    }
+    this.next = new Map(json?.next);
+    this.streams = new Map(json?.streams.map(([name, s]) => [name, new StreamLog(s)]));
+    this.topicBuckets = new Map(json?.topicBuckets);
+    this.scanned = json?.scanned ?? 0;
+    this.untracked = json?.untracked ?? 0;
+    this.unread = json?.unread ?? 0;
+  }
+
+  stream(name: string): StreamLog {
+    let log = this.streams.get(name);
+    if (log === undefined) {
+      log = new StreamLog();
+      this.streams.set(name, log);
+    }
+    return log;
+  }
+
+  countInBucket(timestamp: number, bucketMs: number): void {
+    const start = bucketOf(timestamp, bucketMs);
+    this.topicBuckets.set(start, (this.topicBuckets.get(start) ?? 0) + 1);
+  }
+
+  toJSON(): CheckpointJson {
+    return {
+      version: 1,
+      topic: this.topic,
+      next: [...this.next],
+      scanned: this.scanned,
+      untracked: this.untracked,
+      unread: this.unread,
+      topicBuckets: [...this.topicBuckets],
+      streams: [...this.streams].map(([name, s]) => [name, s.toJSON()]),
+    };
+  }
+}
