@@ -56,10 +56,11 @@ export class StreamLog {
   }
 
   /**
-   * Counts one record. Its placement is kept when its seq was seen before (a copy to name) or
-   * when `wanted` asks for it (an UNKNOWN outcome to settle), up to MAX_PLACED seqs.
+   * Counts one record and says how many times its seq was seen before. Its placement is kept
+   * when its seq was seen before (a copy to name) or when `wanted` asks for it (an UNKNOWN outcome
+   * to settle), up to MAX_PLACED seqs.
    */
-  add(record: LogRecord, bucketMs: number, wanted: (seq: number) => boolean): void {
+  add(record: LogRecord, bucketMs: number, wanted: (seq: number) => boolean): number {
     const { seq } = record;
     const before = this.log.timesOf(seq);
     this.log.add(seq);
@@ -76,6 +77,7 @@ export class StreamLog {
       if (record.offset < span[0]) span[0] = record.offset;
       if (record.offset > span[1]) span[1] = record.offset;
     }
+    return before;
   }
 
   /** Records where a copy of `seq` is, unless already known or the described set is full. */
@@ -169,5 +171,56 @@ export class TopicLog {
       topicBuckets: [...this.topicBuckets],
       streams: [...this.streams].map(([name, s]) => [name, s.toJSON()]),
     };
+  }
+}
+
+/**
+ * The last `capacity` tracked records a scan passed, in fixed-size typed arrays (~36 bytes a
+ * slot), so the earlier copy of a repeat — usually a retry seconds after the original — can be
+ * named without reading the log again. Not checkpointed.
+ */
+export class RecentRecords {
+  readonly #seqs: Float64Array;
+  readonly #offsets: Float64Array;
+  readonly #partitions: Int32Array;
+  readonly #streams: Array<string | undefined>;
+  readonly #sessions: Array<string | undefined>;
+  #next = 0;
+  #size = 0;
+
+  constructor(readonly capacity = 200_000) {
+    this.#seqs = new Float64Array(capacity);
+    this.#offsets = new Float64Array(capacity);
+    this.#partitions = new Int32Array(capacity);
+    this.#streams = new Array(capacity);
+    this.#sessions = new Array(capacity);
+  }
+
+  push(stream: string, seq: number, placement: Placement): void {
+    const i = this.#next;
+    this.#seqs[i] = seq;
+    this.#offsets[i] = placement.offset;
+    this.#partitions[i] = placement.partition;
+    this.#streams[i] = stream;
+    this.#sessions[i] = placement.session;
+    this.#next = (i + 1) % this.capacity;
+    if (this.#size < this.capacity) this.#size++;
+  }
+
+  /** Every copy of stream/seq still in the window, oldest first. */
+  find(stream: string, seq: number): Placement[] {
+    const found: Placement[] = [];
+    const oldest = (this.#next - this.#size + this.capacity) % this.capacity;
+    for (let i = 0; i < this.#size; i++) {
+      const n = (oldest + i) % this.capacity;
+      if (this.#seqs[n] === seq && this.#streams[n] === stream) {
+        found.push({
+          partition: this.#partitions[n] as number,
+          offset: this.#offsets[n] as number,
+          session: this.#sessions[n] ?? '',
+        });
+      }
+    }
+    return found;
   }
 }

@@ -1,4 +1,4 @@
-import { bucketOf, type CheckpointJson, TopicLog } from './audit-state.js';
+import { bucketOf, type CheckpointJson, RecentRecords, TopicLog } from './audit-state.js';
 import type { RecordOutcome } from './outcomes.js';
 import type { LedgerBlock } from './publish-ports.js';
 import type { BucketCount } from './receipts-input.js';
@@ -128,6 +128,8 @@ export interface AuditReport {
   }>;
   /** UNKNOWN outcomes this run settled in the ledger. */
   readonly settled: { readonly landed: number; readonly notWritten: number };
+  /** Wall time per phase (ledger, scan, receipts, lookup, compare, checkpoint), ms. */
+  readonly timingsMs?: Readonly<Record<string, number>>;
 }
 
 /** Rewrites a block's UNKNOWN outcomes the log has settled. */
@@ -200,27 +202,30 @@ export function createAuditor(ports: AuditPorts) {
 
       // The ledger of streams already known first, so the scan can place their UNKNOWN records.
       const known = new Set([...state.streams.keys(), ...(request.streams ?? []), topic]);
-      for (const stream of known) await readLedger(stream);
+      const timings = new Timings();
+      const recent = new RecentRecords();
+      for (const stream of known) await timings.time('ledger', () => readLedger(stream));
 
-      const scan = await ports.log.scan(
-        topic,
-        { from: state.next, deadlineAt: request.scanDeadlineAt },
-        (record) => {
-          state.countInBucket(record.timestamp, bucketMs);
-          const id = identity(record.headers);
-          if (id === undefined) {
-            state.untracked++;
-            return;
-          }
-          const audit = audits.get(id.stream);
-          state
-            .stream(id.stream)
-            .add(
-              { ...id, ...record, session: record.headers['tally.session'] ?? '' },
-              bucketMs,
-              (seq) => audit?.isUnknown(seq) ?? false,
-            );
-        },
+      const scan = await timings.time('scan', () =>
+        ports.log.scan(
+          topic,
+          { from: state.next, deadlineAt: request.scanDeadlineAt },
+          (record) => {
+            state.countInBucket(record.timestamp, bucketMs);
+            const id = identity(record.headers);
+            if (id === undefined) {
+              state.untracked++;
+              return;
+            }
+            const audit = audits.get(id.stream);
+            const log = state.stream(id.stream);
+            const entry = { ...id, ...record, session: record.headers['tally.session'] ?? '' };
+            const before = log.add(entry, bucketMs, (seq) => audit?.isUnknown(seq) ?? false);
+            if (before > 0)
+              for (const copy of recent.find(id.stream, id.seq)) log.place(id.seq, copy);
+            recent.push(id.stream, id.seq, entry);
+          },
+        ),
       );
       for (const [partition, low] of scan.logStart) {
         const from = state.next.get(partition);
@@ -229,19 +234,24 @@ export function createAuditor(ports: AuditPorts) {
       for (const [partition, next] of scan.next) state.next.set(partition, next);
       state.scanned += scan.scanned;
 
-      for (const stream of state.streams.keys()) if (!audits.has(stream)) await readLedger(stream);
+      for (const stream of state.streams.keys()) {
+        if (!audits.has(stream)) await timings.time('ledger', () => readLedger(stream));
+      }
       for (const [stream, audit] of audits) {
         for (const group of request.groups) {
-          await ports.receipts.forEachBatch(group, stream, (batch) =>
-            audit.addReceipts(group, batch.seqs),
+          await timings.time('receipts', () =>
+            ports.receipts.forEachBatch(group, stream, (batch) =>
+              audit.addReceipts(group, batch.seqs),
+            ),
           );
         }
       }
-      await placeMissing(ports, request, state, audits);
+      await timings.time('lookup', () => placeMissing(ports, request, state, audits, recent));
 
       const streams: LinkedFindings[] = [];
       let landed = 0;
       let notWritten = 0;
+      const compared = performance.now();
       for (const [stream, audit] of audits) {
         const findings = audit.findings(scan.complete);
         const horizonAt = startedAt - request.horizonMs;
@@ -258,12 +268,15 @@ export function createAuditor(ports: AuditPorts) {
         }
         streams.push(await link(ports, topic, stream, findings, audit.buckets(scan.complete)));
       }
+      timings.add('compare', performance.now() - compared);
       // Single copies were kept only to settle UNKNOWN outcomes, which is done now.
       for (const log of state.streams.values()) {
         for (const seq of log.placements.keys())
           if (log.log.timesOf(seq) < 2) log.placements.delete(seq);
       }
-      await ports.checkpoints.save(topic, state.toJSON(), saved?.version ?? 0);
+      await timings.time('checkpoint', () =>
+        ports.checkpoints.save(topic, state.toJSON(), saved?.version ?? 0),
+      );
 
       return {
         topic,
@@ -277,24 +290,54 @@ export function createAuditor(ports: AuditPorts) {
         streams,
         topicBuckets: await topicBuckets(ports, request, state),
         settled: { landed, notWritten },
+        timingsMs: timings.toJSON(),
       };
     },
   };
 }
 
+/** Wall time per phase of a run, in ms. */
+class Timings {
+  readonly #ms: Record<string, number> = {};
+
+  add(phase: string, ms: number): void {
+    this.#ms[phase] = (this.#ms[phase] ?? 0) + ms;
+  }
+
+  async time<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.add(phase, performance.now() - start);
+    }
+  }
+
+  toJSON(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.#ms).map(([k, v]) => [k, Math.round(v)]));
+  }
+}
+
 /**
  * Finds the copies findings name but the scan did not place (an earlier copy read before it was
- * known to repeat; an UNKNOWN record read before its stream's ledger): re-reads only the offsets
- * where those streams' records lie, until the scan deadline.
+ * known to repeat; an UNKNOWN record read before its stream's ledger): from the records the scan
+ * passed last, else by re-reading the offsets where those streams' records lie, until the scan
+ * deadline.
  */
 async function placeMissing(
   ports: AuditPorts,
   request: AuditRequest,
   state: TopicLog,
   audits: ReadonlyMap<string, StreamAudit>,
+  recent: RecentRecords,
 ): Promise<void> {
   const missing = new Map<string, SeqRanges>();
   for (const [stream, audit] of audits) {
+    // The records the scan passed last are still at hand: place what they can first.
+    for (const [from, to] of audit.missingPlacements().ranges()) {
+      for (let seq = from; seq <= to; seq++)
+        for (const copy of recent.find(stream, seq)) state.stream(stream).place(seq, copy);
+    }
     const seqs = audit.missingPlacements();
     if (!seqs.isEmpty) missing.set(stream, seqs);
   }

@@ -245,6 +245,40 @@ describe('audit', () => {
     expect(row?.counted).toEqual({ [group]: 2 });
   });
 
+  it('names the earlier copy of a duplicate a previous run read, by re-reading where it lies', async () => {
+    const topic = await createTopic(admin, 1);
+    await publish(topic, ['a', 'b', 'c']);
+    expect((await audit(topic)).scanned).toBe(3);
+    const [first] = await readBack(topic, 1);
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [
+        {
+          partition: 0,
+          value: first?.value ?? null,
+          headers: { ...first?.headers, 'tally.session': 's-late-retry' },
+        },
+      ],
+    });
+    await producer.disconnect();
+    const report = await audit(topic);
+    expect(report.scanned).toBe(1);
+    expect(report.streams.find((s) => s.stream === topic)?.producerDuplicates).toEqual([
+      {
+        seq: Number(headerText(first?.headers, 'tally.seq')),
+        times: 2,
+        copies: [
+          { partition: 0, offset: 0, session: headerText(first?.headers, 'tally.session') },
+          { partition: 0, offset: 3, session: 's-late-retry' },
+        ],
+      },
+    ]);
+    expect(report.timingsMs?.lookup).toBeGreaterThan(0);
+  });
+
   it('stops at a checkpoint when out of time, judging nothing lost, and the next run continues', async () => {
     const topic = await createTopic(admin, 1);
     await publish(topic, ['a', 'b', 'c']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketOf, StreamLog, TopicLog } from '../../functions/core/audit-state.js';
+import { bucketOf, RecentRecords, StreamLog, TopicLog } from '../../functions/core/audit-state.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import type { LedgerBlock } from '../../functions/core/publish-ports.js';
 import { StreamAudit } from '../../functions/core/stream-audit.js';
@@ -229,5 +229,21 @@ describe('audit state', () => {
   it('puts a timestamp in the bucket that starts at or before it', () => {
     expect(bucketOf(T0 + 59_999, MINUTE)).toBe(T0);
     expect(bucketOf(T0 + 60_000, MINUTE)).toBe(T0 + MINUTE);
+  });
+});
+
+describe('recent records', () => {
+  it('finds every copy still in the window, and forgets the oldest beyond its capacity', () => {
+    const recent = new RecentRecords(3);
+    recent.push('s', 1, { partition: 0, offset: 10, session: 'a' });
+    recent.push('s', 2, { partition: 0, offset: 11, session: 'a' });
+    recent.push('t', 2, { partition: 1, offset: 5, session: 'b' });
+    recent.push('s', 2, { partition: 2, offset: 7, session: 'c' });
+    expect(recent.find('s', 1)).toEqual([]);
+    expect(recent.find('s', 2)).toEqual([
+      { partition: 0, offset: 11, session: 'a' },
+      { partition: 2, offset: 7, session: 'c' },
+    ]);
+    expect(recent.find('t', 2)).toEqual([{ partition: 1, offset: 5, session: 'b' }]);
   });
 });
