@@ -15,7 +15,7 @@ export interface ScannedRecord {
   readonly offset: number;
   /** The record's timestamp, ms since the epoch. */
   readonly timestamp: number;
-  /** Header values as text (the first value of a repeated header). */
+  /** The `tally.*` header values as text (the first value of a repeated header). */
   readonly headers: Readonly<Record<string, string | undefined>>;
 }
 
@@ -219,7 +219,14 @@ export function createAuditor(ports: AuditPorts) {
             }
             const audit = audits.get(id.stream);
             const log = state.stream(id.stream);
-            const entry = { ...id, ...record, session: record.headers['tally.session'] ?? '' };
+            // Built field by field: spreading the record costs more than the rest of this callback.
+            const entry = {
+              seq: id.seq,
+              partition: record.partition,
+              offset: record.offset,
+              timestamp: record.timestamp,
+              session: record.headers['tally.session'] ?? '',
+            };
             const before = log.add(entry, bucketMs, (seq) => audit?.isUnknown(seq) ?? false);
             if (before > 0)
               for (const copy of recent.find(id.stream, id.seq)) log.place(id.seq, copy);

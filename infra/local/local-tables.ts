@@ -67,3 +67,16 @@ export async function createLocalTables(
   }
   return names;
 }
+
+/**
+ * The environment our functions read their table names from, for tables created here:
+ * logical id `OffsetHistoryTable` → `TALLY_OFFSET_HISTORY_TABLE` (as serverless.yml sets them).
+ */
+export function tableEnvironment(tables: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(tables).map(([logicalId, name]) => [
+      `TALLY_${logicalId.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`,
+      name,
+    ]),
+  );
+}

@@ -1,5 +1,9 @@
 import { inject } from 'vitest';
-import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
+import {
+  createLocalTables,
+  localDynamoDbClient,
+  tableEnvironment,
+} from '../../infra/local/local-tables.js';
 import { uniqueName } from './unique-name.js';
 
 /**
@@ -15,15 +19,7 @@ export async function usePublishEnv(
   const env = {
     KAFKA_BROKERS: inject('kafkaBrokers'),
     DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-    TALLY_STREAMS_TABLE: tables.StreamsTable as string,
-    TALLY_LEDGER_TABLE: tables.LedgerTable as string,
-    TALLY_RESERVATIONS_TABLE: tables.ReservationsTable as string,
-    TALLY_IDEMPOTENCY_TABLE: tables.IdempotencyTable as string,
-    TALLY_MAPPINGS_TABLE: tables.MappingsTable as string,
-    TALLY_OFFSET_HISTORY_TABLE: tables.OffsetHistoryTable as string,
-    TALLY_RECONCILE_REPORTS_TABLE: tables.ReconcileReportsTable as string,
-    TALLY_RECEIPTS_TABLE: tables.ReceiptsTable as string,
-    TALLY_AUDITS_TABLE: tables.AuditsTable as string,
+    ...tableEnvironment(tables),
     AWS_REGION: 'us-east-1',
     LOG_LEVEL: 'error',
     ...extra,

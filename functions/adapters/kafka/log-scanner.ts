@@ -3,9 +3,13 @@ import type { Kafka } from 'kafkajs';
 import type { ScannedRecord, ScanRequest, ScanResult } from '../../core/audit.js';
 import { lazyAdmin } from './lazy-admin.js';
 
-const headerTexts = (headers: Record<string, unknown> | undefined) => {
+/** The `tally.*` headers as text (the first value of a repeated header); others are skipped. */
+const tallyHeaders = (headers: Record<string, unknown> | undefined) => {
   const out: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
+  if (headers === undefined) return out;
+  for (const name in headers) {
+    if (!name.startsWith('tally.')) continue;
+    const value = headers[name];
     const first = Array.isArray(value) ? value[0] : value;
     out[name] = first === undefined || first === null ? undefined : String(first);
   }
@@ -79,7 +83,7 @@ export function createLogScanner(kafka: Kafka) {
                     partition: batch.partition,
                     offset,
                     timestamp: Number(message.timestamp),
-                    headers: headerTexts(message.headers),
+                    headers: tallyHeaders(message.headers),
                   });
                   scanned++;
                   position = offset + 1;

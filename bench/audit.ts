@@ -1,0 +1,290 @@
+// Audit benchmark: records/s and peak RSS of one audit (the audit function's runtime, in a fresh
+// process as in a new Lambda container) over 1 M and 10 M records, beside a bare kafkajs consumer
+// scanning the same topic in the same run; then a second, incremental audit of the same topic
+// (nothing new to read). Prints JSON and a Markdown table; never fails on a number.
+//
+//   node --import tsx bench/audit.ts                    1 M and 10 M (about 10 min with the stack)
+//   node --import tsx bench/audit.ts --sizes 100000     chosen sizes only (no results file)
+//
+// Per size: a topic of 4 partitions; records of 100 B values in blocks of 1,000 consecutive seqs,
+// each block on one partition (as a publish request would send them), with `tally.*` headers; a
+// ledger block per 1,000 seqs (ACKED at the offsets Kafka returned; the last 10 seqs UNKNOWN);
+// the last 100 records re-sent by another producer session (100 producer-side duplicates); 10
+// seqs ACKED in the ledger but never sent (lost); receipts of one group for all but the last
+// 1,000 seqs, in items of 10,000 seqs (pending 1,000). Both children run with
+// --max-old-space-size=448, the heap a 512 MB Lambda leaves.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Kafka, logLevel } from 'kafkajs';
+import { createLedger } from '../functions/adapters/dynamodb/ledger.js';
+import { createReceiptsStore } from '../functions/adapters/dynamodb/receipts-store.js';
+import type { RecordOutcome } from '../functions/core/outcomes.js';
+import {
+  createLocalTables,
+  localDynamoDbClient,
+  tableEnvironment,
+} from '../infra/local/local-tables.js';
+import { benchStack, bundle, machineFacts, note, pool, ROOT, removeBundle } from './harness.js';
+
+const DEFAULT_SIZES = [1_000_000, 10_000_000] as const;
+const PARTITIONS = 4;
+const BLOCK = 1000;
+const DUPLICATES = 100;
+const LOST = 10;
+const UNKNOWN = 10;
+const UNPROCESSED = 1000;
+const RECEIPT_SEQS = 10_000;
+const HEAP_MB = 448;
+
+function parseSizes(argv: readonly string[]): number[] {
+  const at = argv.indexOf('--sizes');
+  if (at === -1) return [...DEFAULT_SIZES];
+  const sizes = String(argv[at + 1] ?? '')
+    .split(',')
+    .map(Number);
+  if (sizes.some((n) => !Number.isSafeInteger(n) || n < 10 * BLOCK || n % BLOCK !== 0)) {
+    throw new Error(`--sizes: comma-separated multiples of ${BLOCK} from ${10 * BLOCK}`);
+  }
+  return sizes;
+}
+
+interface ChildResult {
+  readonly records: number;
+  readonly wallMs: number;
+  readonly peakRssMB: number;
+  readonly complete?: boolean;
+  readonly timingsMs?: Record<string, number>;
+  readonly findings?: Record<string, number>;
+}
+
+// BENCH_CPU_PROFILE_DIR=<dir>: each child writes a .cpuprofile there (and the bundle is kept,
+// for bench/cpuprofile-summary.ts to attribute samples to modules).
+const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
+
+function child(bundleFile: string, env: Record<string, string>): ChildResult {
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const args = [...profile, `--max-old-space-size=${HEAP_MB}`, bundleFile];
+  const out = execFileSync(process.execPath, args, {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(out.trim().split('\n').pop() ?? '{}') as ChildResult;
+}
+
+const perSecond = (r: ChildResult) => Math.round((r.records / r.wallMs) * 1000);
+
+const sizes = parseSizes(process.argv.slice(2));
+const fullRun = sizes.join(',') === DEFAULT_SIZES.join(',');
+const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+const started = performance.now();
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const { stack, reusing, stop } = await benchStack(`bench-audit-${runId}-`);
+let exitCode = 0;
+let bundleFile: string | undefined;
+const kafka = new Kafka({
+  clientId: 'tally-bench-audit',
+  brokers: stack.kafkaBrokers.split(','),
+  logLevel: logLevel.NOTHING,
+});
+const admin = kafka.admin();
+const producer = kafka.producer({ allowAutoTopicCreation: false });
+const dynamodb = localDynamoDbClient(stack.dynamodbEndpoint);
+const documents = DynamoDBDocumentClient.from(dynamodb);
+
+try {
+  await admin.connect();
+  await producer.connect();
+  bundleFile = await bundle(join(ROOT, 'bench/audit-child.ts'), 'audit');
+  const value = Buffer.alloc(100, 'x');
+  const results = [];
+  for (const size of sizes) {
+    const topic = `bench-audit-${runId}-n${size}`;
+    const group = `bench-billing-${runId}`;
+    const session = 'bench-session-1';
+    const tables = await createLocalTables(dynamodb, `bench-audit-${runId}-n${size}-`);
+    const ledger = createLedger(documents, tables.LedgerTable as string);
+    const receipts = createReceiptsStore(documents, tables.ReceiptsTable as string);
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic, numPartitions: PARTITIONS }],
+    });
+
+    let t = performance.now();
+    const blocks = Array.from({ length: size / BLOCK }, (_, k) => k);
+    await pool(blocks, 8, async (k) => {
+      const firstSeq = k * BLOCK + 1;
+      const partition = k % PARTITIONS;
+      const [meta] = await producer.send({
+        topic,
+        acks: -1,
+        messages: Array.from({ length: BLOCK }, (_, i) => ({
+          partition,
+          value,
+          headers: {
+            'tally.stream': topic,
+            'tally.seq': String(firstSeq + i),
+            'tally.session': session,
+          },
+        })),
+      });
+      const base = Number(meta?.baseOffset);
+      const last = k === blocks.length - 1;
+      const outcomes = Array.from(
+        { length: BLOCK },
+        (_, i): RecordOutcome =>
+          last && i >= BLOCK - UNKNOWN
+            ? { status: 'UNKNOWN', message: 'bench: no answer in time' }
+            : { status: 'ACKED', partition, offset: String(base + i) },
+      );
+      await ledger.write({
+        stream: topic,
+        firstSeq,
+        topic,
+        session,
+        idempotencyKey: undefined,
+        outcomes,
+      });
+    });
+    const produceMs = performance.now() - t;
+    // Retries that crossed producer sessions, right after the originals.
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: Array.from({ length: DUPLICATES }, (_, i) => ({
+        partition: 0,
+        value,
+        headers: {
+          'tally.stream': topic,
+          'tally.seq': String(size - DUPLICATES + 1 + i),
+          'tally.session': 'bench-session-2',
+        },
+      })),
+    });
+    await ledger.write({
+      stream: topic,
+      firstSeq: size + 1,
+      topic,
+      session,
+      idempotencyKey: undefined,
+      outcomes: Array.from(
+        { length: LOST },
+        (_, i): RecordOutcome => ({
+          status: 'ACKED',
+          partition: 0,
+          offset: String(i),
+        }),
+      ),
+    });
+    t = performance.now();
+    const batches = [];
+    for (let from = 1; from <= size - UNPROCESSED; from += RECEIPT_SEQS) {
+      const to = Math.min(from + RECEIPT_SEQS - 1, size - UNPROCESSED);
+      batches.push({
+        group,
+        stream: topic,
+        topic,
+        seqs: [[from, to] as const],
+        offsets: [],
+        count: to - from + 1,
+      });
+    }
+    await receipts.writeAll(batches);
+    note(
+      `n=${size}: ${size + DUPLICATES} records and ${blocks.length} ledger blocks in ${Math.round(produceMs)} ms; ${batches.length} receipts in ${Math.round(performance.now() - t)} ms`,
+    );
+
+    const env = {
+      ...tableEnvironment(tables),
+      KAFKA_BROKERS: stack.kafkaBrokers,
+      DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
+      AWS_REGION: 'us-east-1',
+      LOG_LEVEL: 'error',
+      TALLY_DYNAMODB_TIMEOUT_MS: '30000',
+      TALLY_AUDIT_HORIZON_SECONDS: '0',
+      TALLY_AUDIT_SCAN_TIMEOUT_MS: '900000',
+      BENCH_TOPIC: topic,
+      BENCH_GROUP: group,
+    };
+    const raw = child(bundleFile, { ...env, BENCH_MODE: 'raw' });
+    note(
+      `n=${size} raw kafkajs: ${raw.records} records in ${Math.round(raw.wallMs)} ms, ${raw.peakRssMB} MB`,
+    );
+    const first = child(bundleFile, { ...env, BENCH_MODE: 'audit' });
+    note(
+      `n=${size} audit: ${first.records} records in ${Math.round(first.wallMs)} ms, ${first.peakRssMB} MB, ${JSON.stringify(first.timingsMs)}`,
+    );
+    const second = child(bundleFile, { ...env, BENCH_MODE: 'audit' });
+    note(
+      `n=${size} incremental audit: ${second.records} records in ${Math.round(second.wallMs)} ms, ${second.peakRssMB} MB`,
+    );
+    const expected = {
+      produced: size + LOST,
+      inLog: size,
+      producerDuplicates: DUPLICATES,
+      namedWithBothCopies: DUPLICATES,
+      lost: LOST,
+      pending: UNPROCESSED,
+      unknownLanded: UNKNOWN,
+    };
+    const mismatches = Object.entries(expected)
+      .filter(([k, v]) => first.findings?.[k] !== v)
+      .map(([k, v]) => `${k}: ${first.findings?.[k]} (expected ${v})`);
+    if (mismatches.length > 0) note(`n=${size}: findings differ: ${mismatches.join('; ')}`);
+    results.push({
+      records: size + DUPLICATES,
+      raw: { ...raw, recordsPerSecond: perSecond(raw) },
+      audit: { ...first, recordsPerSecond: perSecond(first) },
+      incremental: second,
+      auditToRawTime: Math.round((first.wallMs / raw.wallMs) * 100) / 100,
+      scanToRawTime: Math.round(((first.timingsMs?.scan ?? 0) / raw.wallMs) * 100) / 100,
+      findingsAsExpected: mismatches.length === 0,
+    });
+    await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+  }
+
+  const summary = {
+    benchmark: 'audit',
+    at: new Date().toISOString(),
+    machine: machineFacts(),
+    stack: reusing ? 'reused' : 'started here',
+    heapLimitMB: HEAP_MB,
+    results,
+    wallSeconds: Math.round((performance.now() - started) / 1000),
+  };
+  const table = [
+    '| records | raw kafkajs rec/s | raw peak RSS MB | audit rec/s | audit peak RSS MB | audit ÷ raw time | scan ÷ raw time | audit phases ms | incremental run ms (RSS MB) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+    ...results.map(
+      (r) =>
+        `| ${r.records.toLocaleString('en')} | ${r.raw.recordsPerSecond.toLocaleString('en')} | ${r.raw.peakRssMB} | ${r.audit.recordsPerSecond.toLocaleString('en')} | ${r.audit.peakRssMB} | ${r.auditToRawTime} | ${r.scanToRawTime} | ${Object.entries(
+          r.audit.timingsMs ?? {},
+        )
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')} | ${Math.round(r.incremental.wallMs)} (${r.incremental.peakRssMB}) |`,
+    ),
+  ].join('\n');
+  process.stdout.write(`${JSON.stringify(summary, null, 2)}\n\n${table}\n`);
+  if (fullRun) {
+    const dir = join(ROOT, 'bench/results');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `audit-${summary.at.replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, `${JSON.stringify({ ...summary, table }, null, 2)}\n`);
+    note(`results saved to ${file}`);
+  }
+} catch (error) {
+  exitCode = 1;
+  note(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+} finally {
+  await producer.disconnect().catch(() => {});
+  await admin.disconnect().catch(() => {});
+  dynamodb.destroy();
+  if (bundleFile && profileDir) note(`bundle kept for the profiles: ${bundleFile}`);
+  else if (bundleFile) removeBundle(bundleFile);
+  if (!(await stop())) exitCode = 1;
+}
+process.exit(exitCode);

@@ -1,0 +1,111 @@
+// Scaffolding shared by the benchmarks: the local stack (started here, or reused from
+// KAFKA_BROKERS / DYNAMODB_ENDPOINT) with a check that nothing it started is left running,
+// esbuild bundles of our functions (Node's ESM loader cannot import kafkajs's CommonJS named
+// exports from the sources), and machine facts for the results.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { startLocalStack } from '../infra/local/stack.js';
+
+export const note = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export function javaProcesses(): string[] {
+  try {
+    return execFileSync('pgrep', ['-a', 'java'], { encoding: 'utf8' }).trim().split('\n');
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The stack for one benchmark run; `stop()` says (and returns false) if anything is left. */
+export async function benchStack(tablePrefix: string) {
+  const reusing = Boolean(
+    process.env.KAFKA_BROKERS?.trim() && process.env.DYNAMODB_ENDPOINT?.trim(),
+  );
+  const javaBefore = javaProcesses();
+  const stack = await startLocalStack({ log: (line) => note(`stack: ${line}`), tablePrefix });
+  const ours = new Set(stack.processes.map((managed) => String(managed.pid)));
+  const otherJava = javaBefore.filter((line) => !ours.has(line.split(' ')[0] ?? ''));
+  if (otherJava.length > 0) {
+    note(`${otherJava.length} java process(es) not started by this run: figures will be noisy`);
+  }
+  return {
+    stack,
+    reusing,
+    async stop(): Promise<boolean> {
+      if (reusing) return true;
+      await stack.stop();
+      const left = stack.processes.filter((managed) => alive(managed.pid));
+      if (left.length > 0) {
+        note(`still running after stop: ${left.map((m) => `${m.name} (pid ${m.pid})`).join(', ')}`);
+        return false;
+      }
+      note(javaProcesses().length === 0 ? 'stack stopped; no java process left' : 'stack stopped');
+      return true;
+    },
+  };
+}
+
+/** Bundles an entry module (ESM, everything inside) into a temp dir; returns the file. */
+export async function bundle(entry: string, name: string): Promise<string> {
+  const file = join(mkdtempSync(join(tmpdir(), `tally-bench-${name}-`)), `${name}.mjs`);
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    outfile: file,
+    logLevel: 'warning',
+  });
+  return file;
+}
+
+export function removeBundle(file: string): void {
+  rmSync(dirname(file), { recursive: true, force: true });
+}
+
+/** Facts about the machine that belong beside every figure. */
+export function machineFacts() {
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    kafka: '3.9.1 (single-node KRaft, local)',
+    loadAverage1m: Math.round((loadavg()[0] ?? 0) * 100) / 100,
+  };
+}
+
+/** Runs `work` over items with at most `limit` at once. */
+export async function pool<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  });
+  await Promise.all(runners);
+}
