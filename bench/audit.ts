@@ -92,13 +92,11 @@ const kafka = new Kafka({
   logLevel: logLevel.NOTHING,
 });
 const admin = kafka.admin();
-const producer = kafka.producer({ allowAutoTopicCreation: false });
 const dynamodb = localDynamoDbClient(stack.dynamodbEndpoint);
 const documents = DynamoDBDocumentClient.from(dynamodb);
 
 try {
   await admin.connect();
-  await producer.connect();
   bundleFile = await bundle(join(ROOT, 'bench/audit-child.ts'), 'audit');
   const value = Buffer.alloc(100, 'x');
   const results = [];
@@ -109,6 +107,10 @@ try {
     const tables = await createLocalTables(dynamodb, `bench-audit-${runId}-n${size}-`);
     const ledger = createLedger(documents, tables.LedgerTable as string);
     const receipts = createReceiptsStore(documents, tables.ReceiptsTable as string);
+    // A producer per size: kafkajs refreshes metadata for every topic a producer ever sent to,
+    // and fails once one of them is deleted.
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
     await admin.createTopics({
       waitForLeaders: true,
       topics: [{ topic, numPartitions: PARTITIONS }],
@@ -180,6 +182,7 @@ try {
         }),
       ),
     });
+    await producer.disconnect();
     t = performance.now();
     const batches = [];
     for (let from = 1; from <= size - UNPROCESSED; from += RECEIPT_SEQS) {
@@ -280,7 +283,6 @@ try {
   exitCode = 1;
   note(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
 } finally {
-  await producer.disconnect().catch(() => {});
   await admin.disconnect().catch(() => {});
   dynamodb.destroy();
   if (bundleFile && profileDir) note(`bundle kept for the profiles: ${bundleFile}`);

@@ -3,7 +3,13 @@ import type { AuditReport } from '../core/audit.js';
 
 const metrics = new Metrics({ namespace: 'Tally', serviceName: 'audit' });
 
-/** EMF per stream: duplicates by layer, lost, pending, UNKNOWN outcomes settled. */
+const sum = (values: readonly number[]) => values.reduce((n, v) => n + v, 0);
+
+/**
+ * EMF per stream: duplicates by layer (extra copies in the log; extra deliveries to groups), lost,
+ * pending; per topic: UNKNOWN outcomes settled, records read, and whether the run read the log to
+ * its end (Incomplete = 1: it stopped at its checkpoint for lack of time).
+ */
 export function publishAuditMetrics(report: AuditReport): void {
   for (const stream of report.streams) {
     const emit = (name: string, value: number, dimensions: Record<string, string> = {}) => {
@@ -11,26 +17,20 @@ export function publishAuditMetrics(report: AuditReport): void {
       metric.addDimensions({ topic: report.topic, stream: stream.stream, ...dimensions });
       metric.addMetric(name, MetricUnit.Count, value);
     };
-    emit('Duplicates', stream.producerDuplicates.length, { layer: 'producer' });
-    emit(
-      'Duplicates',
-      stream.consumerDuplicates.reduce((n, d) => n + (d.to - d.from + 1), 0),
-      { layer: 'consumer' },
-    );
-    emit(
-      'Lost',
-      stream.lost.reduce((n, r) => n + (r.to - r.from + 1), 0),
-    );
-    emit(
-      'Pending',
-      stream.pending.reduce((n, r) => n + (r.to - r.from + 1), 0),
-    );
+    emit('Duplicates', sum(stream.buckets.map((b) => b.duplicatesInLog)), { layer: 'producer' });
+    emit('Duplicates', sum(stream.buckets.flatMap((b) => Object.values(b.redelivered))), {
+      layer: 'consumer',
+    });
+    emit('Lost', sum(stream.lost.map((r) => r.to - r.from + 1)));
+    emit('Pending', sum(stream.pending.map((r) => r.to - r.from + 1)));
   }
-  const settled = metrics.singleMetric();
-  settled.addDimension('topic', report.topic);
-  settled.addMetric(
-    'UnknownResolved',
-    MetricUnit.Count,
-    report.settled.landed + report.settled.notWritten,
-  );
+  // A single metric is flushed at its first addMetric: one per value.
+  const emitTopic = (name: string, value: number) => {
+    const metric = metrics.singleMetric();
+    metric.addDimension('topic', report.topic);
+    metric.addMetric(name, MetricUnit.Count, value);
+  };
+  emitTopic('UnknownResolved', report.settled.landed + report.settled.notWritten);
+  emitTopic('RecordsRead', report.scanned);
+  emitTopic('Incomplete', report.complete ? 0 : 1);
 }

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ReconcileReport } from '../../functions/core/reconcile.js';
 import { publishReconcileMetrics } from '../../functions/reconcile/metrics.js';
+import { emittedMetrics, withMetric } from '../helpers/emf.js';
 
 const report = (complete: boolean): ReconcileReport => ({
   runAt: '2026-11-29T17:00:00.000Z',
@@ -26,33 +27,11 @@ const report = (complete: boolean): ReconcileReport => ({
 });
 
 describe('reconcile EMF metrics', () => {
-  afterEach(() => vi.restoreAllMocks());
-
-  function emitted(r: ReconcileReport) {
-    const lines: string[] = [];
-    vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
-      lines.push(String(chunk));
-      return true;
-    });
-    publishReconcileMetrics(r);
-    return lines
-      .flatMap((l) => l.split('\n'))
-      .filter((l) => l.includes('_aws'))
-      .map(
-        (l) =>
-          JSON.parse(l) as Record<string, unknown> & {
-            _aws: {
-              CloudWatchMetrics: Array<{ Namespace: string; Metrics: Array<{ Name: string }> }>;
-            };
-          },
-      );
-  }
+  const emitted = (r: ReconcileReport) => emittedMetrics(() => publishReconcileMetrics(r));
 
   it('emits max offset lag, max time lag and anomalies by kind per group, in the Tally namespace', () => {
     const blobs = emitted(report(true));
-    const named = (name: string) =>
-      blobs.filter((b) => b._aws.CloudWatchMetrics[0]?.Metrics.some((m) => m.Name === name));
+    const named = (name: string) => withMetric(blobs, name);
     expect(named('MaxOffsetLag')[0]).toMatchObject({ group: 'billing', MaxOffsetLag: 14 });
     expect(named('MaxTimeLag')[0]).toMatchObject({ group: 'billing', MaxTimeLag: 90 });
     expect(named('Anomalies').map((b) => [b.kind, b.Anomalies])).toEqual([
