@@ -51,8 +51,9 @@ export function scanDeadline(now: number, remainingMs: number, scanTimeoutMs: nu
 async function build(config: AuditConfig) {
   const { documents, kafka } = await createClients(config, 'audit');
   const store = createAuditStore(documents, config.auditsTable);
+  const ledger = createLedger(documents, config.ledgerTable);
   const auditor = createAuditor({
-    ledger: createLedger(documents, config.ledgerTable),
+    ledger,
     log: createLogScanner(kafka),
     receipts: createReceiptsStore(documents, config.receiptsTable),
     checkpoints: { load: store.load, save: store.saveCheckpoint },
@@ -72,7 +73,13 @@ async function build(config: AuditConfig) {
     publishAuditMetrics(report);
     return { auditId, ...report };
   };
-  return { config, store, auditAndStore, clusterId: createClusterIdentity(lazyAdmin(kafka)) };
+  return {
+    config,
+    store,
+    ledger,
+    auditAndStore,
+    clusterId: createClusterIdentity(lazyAdmin(kafka)),
+  };
 }
 
 const config = loadAuditConfig();

@@ -80,6 +80,23 @@ export class ConflictError extends TallyError {
   readonly retriable = true;
 }
 
+/**
+ * A consumer group still has members, so its offsets cannot be changed (409). Retriable: the
+ * offset-repair workflow waits (Retry with backoff) for its consumers to stop.
+ */
+export class GroupNotEmptyError extends TallyError {
+  readonly code = 'GROUP_NOT_EMPTY';
+  readonly status = 409;
+  readonly retriable = true;
+}
+
+/** A workflow's check found records not acknowledged or not present exactly once (422). */
+export class VerificationFailedError extends TallyError {
+  readonly code = 'VERIFICATION_FAILED';
+  readonly status = 422;
+  readonly retriable = false;
+}
+
 /** This container cannot take more work right now (429): nothing was sent. */
 export class OverloadedError extends TallyError {
   readonly code = 'OVERLOADED';

@@ -218,3 +218,17 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     bucketSeconds: integer(env, 'TALLY_AUDIT_BUCKET_SECONDS', 300, 1, 86_400),
   };
 }
+
+export interface WorkflowConfig extends CommonConfig {
+  readonly approvalsTable: string;
+  /** A local Step Functions API (the `npm start` stack's) instead of AWS. */
+  readonly stepFunctionsEndpoint: string | undefined;
+}
+
+export function loadWorkflowConfig(env: Env = process.env): WorkflowConfig {
+  return {
+    ...commonConfig(env),
+    approvalsTable: required(env, 'TALLY_APPROVALS_TABLE'),
+    stepFunctionsEndpoint: optional(env, 'TALLY_STEP_FUNCTIONS_ENDPOINT'),
+  };
+}

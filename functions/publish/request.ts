@@ -27,28 +27,55 @@ export function requestOptions(
   rt: PublishRuntime,
   topic: string,
 ) {
+  const timeout = header(event, 'tally-timeout-ms');
+  return publishOptions(
+    {
+      topic,
+      stream: header(event, 'tally-stream'),
+      idempotencyKey: header(event, 'idempotency-key'),
+      timeoutMs: timeout === undefined ? undefined : Number(timeout),
+    },
+    context,
+    rt,
+    { stream: 'Tally-Stream', idempotencyKey: 'Idempotency-Key', timeoutMs: 'Tally-Timeout-Ms' },
+  );
+}
+
+/**
+ * Options of one publish, however they came (HTTP headers, a workflow task's fields): checked,
+ * with the deadline. `names` says what to call each field in errors.
+ */
+export function publishOptions(
+  given: {
+    readonly topic: string;
+    readonly stream: string | undefined;
+    readonly idempotencyKey: string | undefined;
+    readonly timeoutMs: number | undefined;
+  },
+  context: Context | undefined,
+  rt: PublishRuntime,
+  names = { stream: 'stream', idempotencyKey: 'idempotencyKey', timeoutMs: 'timeoutMs' },
+) {
+  const { topic, idempotencyKey, timeoutMs: clientTimeoutMs } = given;
   // The topic is judged first: an illegal name must be named as such, never as a bad stream.
   checkTopic(topic, rt.allowTopic);
-  const stream = header(event, 'tally-stream') ?? topic;
+  const stream = given.stream ?? topic;
   if (!STREAM.test(stream)) {
-    throw new InvalidInputError('Tally-Stream: 1-249 of A-Z a-z 0-9 . _ : -', {
-      field: 'Tally-Stream',
+    throw new InvalidInputError(`${names.stream}: 1-249 of A-Z a-z 0-9 . _ : -`, {
+      field: names.stream,
     });
   }
-  const idempotencyKey = header(event, 'idempotency-key');
   if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-    throw new InvalidInputError('Idempotency-Key: 1-255 visible ASCII characters', {
-      field: 'Idempotency-Key',
+    throw new InvalidInputError(`${names.idempotencyKey}: 1-255 visible ASCII characters`, {
+      field: names.idempotencyKey,
     });
   }
-  const timeout = header(event, 'tally-timeout-ms');
-  const clientTimeoutMs = timeout === undefined ? undefined : Number(timeout);
   if (
     clientTimeoutMs !== undefined &&
     !(Number.isSafeInteger(clientTimeoutMs) && clientTimeoutMs > 0)
   ) {
-    throw new InvalidInputError('Tally-Timeout-Ms: a positive integer (milliseconds)', {
-      field: 'Tally-Timeout-Ms',
+    throw new InvalidInputError(`${names.timeoutMs}: a positive integer (milliseconds)`, {
+      field: names.timeoutMs,
     });
   }
   const now = Date.now();

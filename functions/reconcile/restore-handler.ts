@@ -1,8 +1,7 @@
 // POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore — plans (dry run, default) or
 // executes (`{"execute": true}`, group must be Empty) a return to the last good offsets.
-import { ConflictError, InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from '../core/errors.js';
 import { isPlainObject } from '../core/record-input.js';
-import { planRestore } from '../core/restore.js';
 import {
   bodyBytes,
   type HttpEvent,
@@ -12,6 +11,7 @@ import {
   pathParameter,
   requireCluster,
 } from '../platform/http.js';
+import { executeRestore, restorePlan } from './restore-actions.js';
 import { reconcileRuntime } from './runtime.js';
 
 function executeFlag(event: HttpEvent): boolean {
@@ -34,30 +34,7 @@ export const handler = httpHandler(async (event) => {
   requireCluster(clusterId, await rt.source.clusterId());
   const group = pathParameter(event, 'group_id');
   const execute = executeFlag(event);
-  const plan = planRestore(group, await rt.history.loadAll());
+  const plan = await restorePlan(rt, group);
   if (!execute) return json(200, { dryRun: true, ...plan });
-  const state = await rt.offsets.groupState(group);
-  if (state !== 'Empty') {
-    throw new ConflictError(
-      `group_id: group ${group} is ${state}; offsets can be restored only while it is Empty (stop its consumers first)`,
-      { field: 'group_id' },
-    );
-  }
-  const at = Date.now();
-  await rt.offsets.setOffsets(
-    group,
-    plan.partitions.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.target })),
-  );
-  const record = {
-    group,
-    executedAt: new Date(at).toISOString(),
-    partitions: plan.partitions.map((p) => ({
-      topic: p.topic,
-      partition: p.partition,
-      before: p.current,
-      after: p.target,
-    })),
-  };
-  await rt.reports.saveRestore(group, at, record);
-  return json(200, { dryRun: false, ...plan, executed: record });
+  return json(200, { dryRun: false, ...plan, executed: await executeRestore(rt, plan) });
 });

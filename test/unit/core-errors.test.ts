@@ -5,6 +5,7 @@ import {
   DependencyFailedError,
   DependencyUnavailableError,
   ForbiddenError,
+  GroupNotEmptyError,
   InvalidInputError,
   NotFoundError,
   OverloadedError,
@@ -12,6 +13,7 @@ import {
   TallyError,
   UnprocessableInputError,
   UnsupportedMediaTypeError,
+  VerificationFailedError,
 } from '../../functions/core/errors.js';
 
 type ErrorClass = new (
@@ -27,6 +29,8 @@ const table: ReadonlyArray<readonly [ErrorClass, string, string, number, boolean
   [NotFoundError, 'NotFoundError', 'NOT_FOUND', 404, false],
   [ForbiddenError, 'ForbiddenError', 'FORBIDDEN', 403, false],
   [ConflictError, 'ConflictError', 'CONFLICT', 409, true],
+  [GroupNotEmptyError, 'GroupNotEmptyError', 'GROUP_NOT_EMPTY', 409, true],
+  [VerificationFailedError, 'VerificationFailedError', 'VERIFICATION_FAILED', 422, false],
   [OverloadedError, 'OverloadedError', 'OVERLOADED', 429, true],
   [DependencyUnavailableError, 'DependencyUnavailableError', 'DEPENDENCY_UNAVAILABLE', 503, true],
   [DependencyFailedError, 'DependencyFailedError', 'DEPENDENCY_FAILED', 500, true],

@@ -1,0 +1,64 @@
+// The publish-and-verify workflow's publish task: one record, with its Idempotency-Key, exactly
+// as POST /v3/clusters/{cluster_id}/topics/{topic}/records would publish it. An outcome that may
+// change on a retry (UNKNOWN, NOT_SENT, 503) is thrown as DependencyUnavailableError, so the
+// workflow's Retry sends it again under the same key (the same seq).
+import {
+  DependencyUnavailableError,
+  InvalidInputError,
+  UnprocessableInputError,
+} from '../core/errors.js';
+import { isPlainObject, parseRecordOrError } from '../core/record-input.js';
+import { type ProduceReport, recordReport } from '../core/reports.js';
+import { taskHandler } from '../platform/task.js';
+import { publishOptions, runPublish } from '../publish/request.js';
+import { publishRuntime } from '../publish/runtime.js';
+
+export interface PublishedRecord {
+  readonly idempotencyKey: string;
+  readonly report: ProduceReport;
+}
+
+export const handler = taskHandler<unknown, PublishedRecord>(async (input, context) => {
+  if (!isPlainObject(input) || !isPlainObject(input.item)) {
+    throw new InvalidInputError('item: one record {idempotencyKey, stream?, key?, value, …}', {
+      field: 'item',
+    });
+  }
+  const { topic } = input;
+  const { idempotencyKey, stream, ...record } = input.item;
+  if (typeof topic !== 'string') {
+    throw new InvalidInputError('topic: the topic to publish to', { field: 'topic' });
+  }
+  if (typeof idempotencyKey !== 'string') {
+    throw new InvalidInputError('item.idempotencyKey: required, so a retry keeps the same seq', {
+      field: 'item.idempotencyKey',
+    });
+  }
+  if (stream !== undefined && typeof stream !== 'string') {
+    throw new InvalidInputError('item.stream: a stream name', { field: 'item.stream' });
+  }
+  const rt = await publishRuntime();
+  const options = publishOptions(
+    { topic, stream, idempotencyKey, timeoutMs: undefined },
+    context,
+    rt,
+    { stream: 'item.stream', idempotencyKey: 'item.idempotencyKey', timeoutMs: 'timeoutMs' },
+  );
+  const clusterId = await rt.catalog.clusterId(options.deadline);
+  const parsed = parseRecordOrError(record, 'item.');
+  if (parsed instanceof Error) throw parsed;
+  // The response is what the idempotency guard keeps: a retry with the key gets it back as is.
+  const response = await runPublish(rt, { ...options, records: [parsed] }, context, (result) => {
+    const [first] = result.results;
+    const body = first ? JSON.stringify(recordReport(clusterId, result, first)) : '';
+    return { statusCode: 200, body };
+  });
+  if (!response.body) throw new UnprocessableInputError('item: nothing was published');
+  const report = JSON.parse(response.body) as ProduceReport;
+  if (report.error_code === 503 || report.error_code === 504 || report.outcome === 'NOT_SENT') {
+    throw new DependencyUnavailableError(
+      `seq ${report.seq ?? '?'} of ${options.stream}: ${report.outcome ?? report.error_code}: ${report.message ?? ''}`,
+    );
+  }
+  return { idempotencyKey, report };
+});

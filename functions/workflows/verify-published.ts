@@ -1,0 +1,87 @@
+// The publish-and-verify workflow's last task: succeeds only when every published record is
+// ACKED in the ledger (UNKNOWN outcomes settled by the audit count as they were settled) and is
+// in the log exactly once by the audit that ran after it — a complete audit naming none of them
+// lost or duplicated. Otherwise it fails with VerificationFailedError listing what was found.
+
+import { auditRuntime } from '../audit/runtime.js';
+import type { AuditReport } from '../core/audit.js';
+import { InvalidInputError, VerificationFailedError } from '../core/errors.js';
+import { isPlainObject } from '../core/record-input.js';
+import { taskHandler } from '../platform/task.js';
+
+interface Problem {
+  readonly idempotencyKey: string;
+  readonly stream: string | undefined;
+  readonly seq: number | undefined;
+  readonly problem: string;
+}
+
+function parseInput(input: unknown) {
+  const published = isPlainObject(input) ? input.published : undefined;
+  const audits = isPlainObject(input) ? input.audits : undefined;
+  if (
+    !Array.isArray(published) ||
+    !published.every((p) => isPlainObject(p) && isPlainObject(p.report))
+  ) {
+    throw new InvalidInputError('published: the publish task outputs', { field: 'published' });
+  }
+  if (
+    !Array.isArray(audits) ||
+    !audits.every((a) => isPlainObject(a) && typeof a.auditId === 'string')
+  ) {
+    throw new InvalidInputError('audits: the audit task output `audits`', { field: 'audits' });
+  }
+  return {
+    published: published as Array<{
+      idempotencyKey: string;
+      report: { stream?: string; seq?: number; error_code: number; outcome?: string };
+    }>,
+    auditIds: audits.map((a) => a.auditId as string),
+  };
+}
+
+const within = (seq: number, ranges: ReadonlyArray<{ from: number; to: number }>) =>
+  ranges.some((r) => seq >= r.from && seq <= r.to);
+
+export const handler = taskHandler<unknown, { verified: number; auditIds: string[] }>(
+  async (input) => {
+    const { published, auditIds } = parseInput(input);
+    const rt = await auditRuntime();
+    const reports: AuditReport[] = [];
+    for (const id of auditIds) {
+      const report = await rt.store.get(id);
+      if (!report) throw new VerificationFailedError(`audit ${id} is not stored`);
+      reports.push(report);
+    }
+    const problems: Problem[] = [];
+    for (const { idempotencyKey, report } of published) {
+      const { stream, seq } = report;
+      const say = (problem: string) => problems.push({ idempotencyKey, stream, seq, problem });
+      if (stream === undefined || seq === undefined) {
+        say(`not published: ${report.error_code}`);
+        continue;
+      }
+      const block = await rt.ledger.find(stream, seq);
+      const outcome = block?.outcomes[seq - block.firstSeq];
+      if (outcome?.status !== 'ACKED') {
+        say(`the ledger says ${outcome?.status ?? 'nothing'}`);
+        continue;
+      }
+      const findings = reports.flatMap((r) => r.streams.filter((s) => s.stream === stream));
+      if (!reports.some((r) => r.complete) || findings.length === 0) {
+        say('no complete audit read its stream');
+      } else if (findings.some((f) => within(seq, f.lost))) {
+        say('acknowledged but not in the log (lost)');
+      } else {
+        const copies = findings.flatMap((f) => f.producerDuplicates.filter((d) => d.seq === seq));
+        if (copies.length > 0) say(`in the log ${copies[0]?.times} times`);
+      }
+    }
+    if (problems.length > 0) {
+      throw new VerificationFailedError(
+        `${problems.length} of ${published.length} records not ACKED and present exactly once: ${JSON.stringify(problems.slice(0, 50))}`,
+      );
+    }
+    return { verified: published.length, auditIds };
+  },
+);
