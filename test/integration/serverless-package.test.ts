@@ -57,7 +57,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('declares the publish functions on nodejs22.x behind their routes', () => {
+  it('declares the HTTP functions on nodejs22.x behind their routes', () => {
     const routes = {
       Clusters: ['GET /v3/clusters', 'GET /v3/clusters/{cluster_id}'],
       Produce: ['POST /v3/clusters/{cluster_id}/topics/{topic_name}/records'],
@@ -70,6 +70,8 @@ describe('serverless package (offline, no AWS credentials)', () => {
       Receipts: ['POST /v3/clusters/{cluster_id}/receipts'],
       AuditNow: ['POST /v3/clusters/{cluster_id}/audits'],
       AuditRead: ['GET /v3/clusters/{cluster_id}/audits/{audit_id}'],
+      Approvals: ['GET /v3/clusters/{cluster_id}/approvals'],
+      Approve: ['POST /v3/clusters/{cluster_id}/approvals/{token}'],
       Burrow: [
         'GET /v3/kafka/{cluster}/consumer/{group}/status',
         'GET /v3/kafka/{cluster}/consumer/{group}/lag',
@@ -89,19 +91,115 @@ describe('serverless package (offline, no AWS credentials)', () => {
     }
   });
 
-  it('grants DynamoDB actions on its own tables only, never "*"', () => {
-    const role = template.Resources.IamRoleLambdaExecution?.Properties as {
-      Policies: Array<{
-        PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> };
-      }>;
+  type Statement = { Effect: string; Action: string[]; Resource: unknown };
+  const statementsOf = (roleId: string): Statement[] => {
+    const role = template.Resources[roleId]?.Properties as {
+      Policies: Array<{ PolicyDocument: { Statement: Statement[] } }>;
     };
-    const statements = role.Policies.flatMap((policy) => policy.PolicyDocument.Statement);
-    const dynamodb = statements.filter((s) => s.Action.some((a) => a.startsWith('dynamodb:')));
-    expect(dynamodb.length).toBeGreaterThan(0);
-    for (const statement of dynamodb) {
-      expect(statement.Action).not.toContain('dynamodb:*');
-      expect(JSON.stringify(statement.Resource)).not.toContain('"*"');
+    return role.Policies.flatMap((policy) => policy.PolicyDocument.Statement);
+  };
+  const roleOf = (functionId: string) => getAttOf(template.Resources[functionId]?.Properties.Role);
+  /** The logical id of `{"Fn::GetAtt": [id, ...]}`. */
+  function getAttOf(value: unknown): string {
+    const id = (value as { 'Fn::GetAtt'?: string[] } | undefined)?.['Fn::GetAtt']?.[0];
+    expect(id).toBeTypeOf('string');
+    return id as string;
+  }
+  const functions = () =>
+    Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+
+  it('gives every function a role of its own, never "*" in an action or on a table', () => {
+    const roles = functions().map(([id]) => roleOf(id));
+    expect(new Set(roles).size).toBe(roles.length);
+    for (const role of roles) {
+      for (const statement of statementsOf(role)) {
+        expect(
+          statement.Action.some((a) => a.includes('*')),
+          role,
+        ).toBe(false);
+        if (statement.Action.some((a) => a.startsWith('dynamodb:'))) {
+          const resources = statement.Resource as Array<{ 'Fn::GetAtt'?: [string, string] }>;
+          expect(resources.length, role).toBeGreaterThan(0);
+          for (const resource of resources)
+            expect(resource['Fn::GetAtt']?.[0], role).toMatch(/Table$/);
+        }
+      }
     }
+  });
+
+  it('grants each function only the actions it sends, on only its tables', () => {
+    const grants = (functionId: string) =>
+      statementsOf(roleOf(functionId))
+        .filter((s) => s.Action.some((a) => /^(dynamodb|states):/.test(a)))
+        .flatMap((s) =>
+          (s.Resource as Array<Record<string, unknown>>).map(
+            (r) =>
+              `${(r['Fn::GetAtt'] as string[] | undefined)?.[0] ?? (r.Ref as string)}: ${[...s.Action].sort().join(' ')}`,
+          ),
+        )
+        .sort();
+    expect(grants('ProduceLambdaFunction')).toEqual([
+      'IdempotencyTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem',
+      'LedgerTable: dynamodb:PutItem dynamodb:Query',
+      'ReservationsTable: dynamodb:GetItem dynamodb:PutItem',
+      'StreamsTable: dynamodb:UpdateItem',
+    ]);
+    expect(grants('AuditReadLambdaFunction')).toEqual(['AuditsTable: dynamodb:GetItem']);
+    expect(grants('ClustersLambdaFunction')).toEqual([]);
+    expect(grants('ApproveLambdaFunction')).toEqual([
+      'ApprovalsTable: dynamodb:GetItem dynamodb:UpdateItem',
+      'OffsetRepairStateMachine: states:SendTaskFailure states:SendTaskSuccess',
+    ]);
+  });
+
+  it('declares both state machines, allowed to invoke exactly the functions they call', () => {
+    for (const [id, functionIds] of [
+      [
+        'OffsetRepairStateMachine',
+        [
+          'ReconcileLambdaFunction',
+          'PlanRepairLambdaFunction',
+          'RequestApprovalLambdaFunction',
+          'CheckGroupEmptyLambdaFunction',
+          'ExecuteRepairLambdaFunction',
+          'AuditLambdaFunction',
+        ],
+      ],
+      [
+        'PublishAndVerifyStateMachine',
+        ['PublishRecordLambdaFunction', 'AuditLambdaFunction', 'VerifyPublishedLambdaFunction'],
+      ],
+    ] as const) {
+      const machine = template.Resources[id];
+      expect(machine?.Type).toBe('AWS::StepFunctions::StateMachine');
+      const definition = JSON.stringify(machine?.Properties.DefinitionString);
+      for (const fn of functionIds) expect(definition).toContain(fn);
+      const roleId = getAttOf(machine?.Properties.RoleArn);
+      const invoked = statementsOf(roleId)
+        .filter((s) => s.Action.includes('lambda:InvokeFunction'))
+        .flatMap((s) => s.Resource as Array<Record<string, unknown>>)
+        .map((r) => (r['Fn::GetAtt'] as string[] | undefined)?.[0])
+        .filter((name) => name !== undefined);
+      expect(new Set(invoked)).toEqual(new Set(functionIds));
+    }
+  });
+
+  it('connects the example downstream function to its MSK topic, with its own role', () => {
+    const mapping = Object.values(template.Resources).find(
+      (r) => r.Type === 'AWS::Lambda::EventSourceMapping',
+    );
+    expect(mapping?.Properties).toMatchObject({
+      Topics: ['orders'],
+      StartingPosition: 'TRIM_HORIZON',
+      AmazonManagedKafkaEventSourceConfig: { ConsumerGroupId: 'tally-downstream-example' },
+      FunctionName: { 'Fn::GetAtt': ['DownstreamExampleLambdaFunction', 'Arn'] },
+    });
+    const actions = statementsOf(roleOf('DownstreamExampleLambdaFunction')).flatMap(
+      (s) => s.Action,
+    );
+    expect(actions).toEqual(
+      expect.arrayContaining(['kafka:GetBootstrapBrokers', 'dynamodb:BatchWriteItem']),
+    );
   });
 
   it('runs reconcile on an EventBridge schedule, every minute by default', () => {
@@ -109,6 +207,8 @@ describe('serverless package (offline, no AWS credentials)', () => {
     expect(rules.map((r) => r.Properties.ScheduleExpression)).toContain('rate(1 minute)');
     const targets = JSON.stringify(rules.map((r) => r.Properties.Targets));
     expect(targets).toContain('ReconcileLambdaFunction');
+    expect(targets).toContain('AuditLambdaFunction');
+    expect(rules.map((r) => r.Properties.ScheduleExpression)).toContain('rate(15 minutes)');
   });
 
   it('declares every table of infra/resources/tables.yml with its key schema', () => {
