@@ -12,6 +12,8 @@ export interface LocalApiOptions {
   readonly dynamodbEndpoint: string;
   readonly workDir: string;
   readonly timeoutMs?: number;
+  /** More environment for the functions. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface LocalApi {
@@ -58,6 +60,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       SLS_TELEMETRY_DISABLED: '1',
       SLS_NOTIFICATIONS_MODE: 'off',
+      ...options.env,
     },
   });
   const url = `http://127.0.0.1:${httpPort}`;

@@ -8,6 +8,11 @@ import { createLocalTables, localDynamoDbClient } from './local-tables.js';
 import type { ManagedProcess } from './managed-process.js';
 import { waitForDynamoDb, waitForKafka } from './readiness.js';
 import { startSchedules } from './schedules.js';
+import {
+  createLocalStepFunctions,
+  lambdaInvoker,
+  serveLocalStepFunctions,
+} from './step-functions.js';
 
 /** serverless.yml's table prefix for stage "local": `${self:service}-${sls:stage}-`. */
 export const LOCAL_TABLE_PREFIX = 'kafka-tally-local-';
@@ -31,6 +36,8 @@ export interface LocalStack {
   readonly dynamodbEndpoint: string;
   /** `http://127.0.0.1:<port>` when the API was asked for. */
   readonly apiUrl: string | undefined;
+  /** The local state machines (and task-token API), served with the API. */
+  readonly stepFunctionsUrl: string | undefined;
   /** Logical id from infra/resources/tables.yml → table name. */
   readonly tables: Readonly<Record<string, string>>;
   /** The processes this stack started (none for services given by the environment). */
@@ -66,8 +73,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   process.on('exit', killAll);
 
+  const closers: Array<() => Promise<void>> = [];
   const stop = async () => {
     stopping = true;
+    for (const close of closers.splice(0)) await close().catch(() => {});
     await Promise.all(processes.map((managed) => managed.stop()));
     process.removeListener('exit', killAll);
     rmSync(workDir, { recursive: true, force: true });
@@ -130,15 +139,36 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       options.tablePrefix ?? LOCAL_TABLE_PREFIX,
     ).finally(() => client.destroy());
     let apiUrl: string | undefined;
+    let stepFunctionsUrl: string | undefined;
     if (options.api) {
+      // The state machines' Task states call the functions serverless-offline serves; its
+      // approvals route answers a waiting task through this endpoint, as through AWS's API.
+      let lambdaUrl: string | undefined;
+      const stepFunctions = createLocalStepFunctions({
+        invoke: (fn, payload) => {
+          if (lambdaUrl === undefined) throw new Error('the local API is not up yet');
+          return lambdaInvoker(lambdaUrl)(fn, payload);
+        },
+      });
+      const served = await serveLocalStepFunctions(stepFunctions);
+      closers.push(async () => {
+        stepFunctions.stop();
+        await served.close();
+      });
+      stepFunctionsUrl = served.url;
       const api = await startLocalApi({
         kafkaBrokers,
         dynamodbEndpoint,
         workDir,
         timeoutMs: 120_000,
+        env: { TALLY_STEP_FUNCTIONS_ENDPOINT: served.url },
       });
       processes.push(api.process);
       apiUrl = api.url;
+      lambdaUrl = api.lambdaUrl;
+      log(
+        `state machines ${stepFunctions.names().join(', ')}: POST ${served.url}/local/state-machines/{name}/executions`,
+      );
       const schedules = startSchedules(api.lambdaUrl, log);
       log(`firing ${schedules.count} schedule(s) of serverless.yml locally`);
       api.process.exited.then(() => schedules.stop());
@@ -158,8 +188,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       processes,
       timings,
       unexpectedExit,
+      stepFunctionsUrl,
       readyLine: () =>
-        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${apiUrl ? ` api=${apiUrl}` : ''}`,
+        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${apiUrl ? ` api=${apiUrl}` : ''}${stepFunctionsUrl ? ` state-machines=${stepFunctionsUrl}/local/state-machines` : ''}`,
       stop,
     };
   } catch (error) {

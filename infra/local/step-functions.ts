@@ -441,12 +441,16 @@ export function lambdaInvoker(lambdaUrl: string, service = 'kafka-tally', stage 
       response.headers.has('x-amz-function-error') ||
       (body !== null && typeof body === 'object' && 'errorType' in body && 'errorMessage' in body);
     if (!response.ok || failed) {
-      const { errorType, errorMessage } = (body ?? {}) as {
+      const { errorType, errorMessage, trace } = (body ?? {}) as {
         errorType?: string;
         errorMessage?: string;
+        trace?: string[];
       };
+      // serverless-offline says "Error" for every error; Lambda says the error's name, which
+      // Retry and Catch match on. The stack's first line still carries it.
+      const named = /^([A-Za-z_$][\w$.]*): /.exec(trace?.[0] ?? '')?.[1];
       throw Object.assign(new Error(errorMessage ?? `invoke ${functionName}: ${response.status}`), {
-        name: errorType ?? 'Lambda.ServiceException',
+        name: (errorType === 'Error' ? named : errorType) ?? errorType ?? 'Lambda.ServiceException',
       });
     }
     return body;

@@ -52,13 +52,16 @@ export async function waitFor(
   what: string,
   condition: () => boolean,
   timeoutMs: number,
+  /** Runs before each check (say, to fetch what the condition looks at). */
+  poll: () => Promise<void> = async () => {},
 ): Promise<number> {
   const started = Date.now();
-  while (!condition()) {
+  for (;;) {
+    await poll();
+    if (condition()) return Date.now() - started;
     if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return Date.now() - started;
 }
 
 export interface LineWatcher {

@@ -6,7 +6,7 @@ import { descendants, isAlive, spawnTs, waitFor, watchLines } from '../helpers/p
 
 // Each case starts a stack of its own (a real broker and DynamoDB API) and ends it another way.
 const READY =
-  /^tally ready: kafka=127\.0\.0\.1:\d+ dynamodb=http:\/\/127\.0\.0\.1:\d+ api=http:\/\/127\.0\.0\.1:\d+$/;
+  /^tally ready: kafka=127\.0\.0\.1:\d+ dynamodb=http:\/\/127\.0\.0\.1:\d+ api=http:\/\/127\.0\.0\.1:\d+ state-machines=http:\/\/127\.0\.0\.1:\d+\/local\/state-machines$/;
 const START = 'infra/local/start.ts';
 
 function ownServicesEnv(): NodeJS.ProcessEnv {
@@ -26,6 +26,36 @@ async function startLauncher() {
   });
   expect(ready).toMatch(READY);
   const [, kafka = '', dynamodb = ''] = /kafka=(\S+) dynamodb=(\S+)/.exec(ready) ?? [];
+  const stateMachines = /state-machines=(\S+)/.exec(ready)?.[1] ?? '';
+  expect(await (await fetch(stateMachines)).json()).toEqual({
+    stateMachines: ['offset-repair', 'publish-and-verify'],
+  });
+  // A Task state calls a function through serverless-offline, and its error keeps its name.
+  const started = (await (
+    await fetch(`${stateMachines}/offset-repair/executions`, {
+      method: 'POST',
+      body: JSON.stringify({ group: '' }),
+    })
+  ).json()) as { location: string };
+  const url = new URL(started.location, stateMachines).href;
+  type Seen = { status: string; error?: string; history: Array<Record<string, string>> };
+  let execution: Seen | undefined;
+  await waitFor(
+    'the execution to end',
+    () => execution !== undefined && execution.status !== 'RUNNING',
+    60_000,
+    async () => {
+      execution = (await (await fetch(url)).json()) as Seen;
+    },
+  );
+  expect(execution).toMatchObject({ status: 'FAILED', error: 'RepairFailed' });
+  expect(execution?.history).toContainEqual(
+    expect.objectContaining({
+      type: 'StateFailed',
+      state: 'PlanRepair',
+      error: 'InvalidInputError',
+    }),
+  );
   await waitForKafka(kafka, { timeoutMs: 5000 });
   await waitForDynamoDb(dynamodb, { timeoutMs: 5000 });
   const services = descendants(child.pid as number);
@@ -99,7 +129,7 @@ describe('local stack lifecycle', { timeout: 180_000 }, () => {
     const ready = await watchLines(child).next(/^tally ready:/, 30_000);
     expect(ready).toMatch(
       new RegExp(
-        `^tally ready: kafka=${kafka} dynamodb=${dynamodb} api=http://127\\.0\\.0\\.1:\\d+$`,
+        `^tally ready: kafka=${kafka} dynamodb=${dynamodb} api=http://127\\.0\\.0\\.1:\\d+ state-machines=\\S+$`,
       ),
     );
     expect(descendants(child.pid as number).filter((p) => p.command.includes('java'))).toEqual([]);
