@@ -27,7 +27,16 @@ import {
   localDynamoDbClient,
   tableEnvironment,
 } from '../infra/local/local-tables.js';
-import { benchStack, bundle, machineFacts, note, pool, ROOT, removeBundle } from './harness.js';
+import {
+  benchStack,
+  bundle,
+  machineFacts,
+  note,
+  parseSizes,
+  pool,
+  ROOT,
+  removeBundle,
+} from './harness.js';
 
 const DEFAULT_SIZES = [1_000_000, 10_000_000] as const;
 const PARTITIONS = 4;
@@ -38,18 +47,6 @@ const UNKNOWN = 10;
 const UNPROCESSED = 1000;
 const RECEIPT_SEQS = 10_000;
 const HEAP_MB = 448;
-
-function parseSizes(argv: readonly string[]): number[] {
-  const at = argv.indexOf('--sizes');
-  if (at === -1) return [...DEFAULT_SIZES];
-  const sizes = String(argv[at + 1] ?? '')
-    .split(',')
-    .map(Number);
-  if (sizes.some((n) => !Number.isSafeInteger(n) || n < 10 * BLOCK || n % BLOCK !== 0)) {
-    throw new Error(`--sizes: comma-separated multiples of ${BLOCK} from ${10 * BLOCK}`);
-  }
-  return sizes;
-}
 
 interface ChildResult {
   readonly records: number;
@@ -78,7 +75,12 @@ function child(bundleFile: string, env: Record<string, string>): ChildResult {
 
 const perSecond = (r: ChildResult) => Math.round((r.records / r.wallMs) * 1000);
 
-const sizes = parseSizes(process.argv.slice(2));
+const sizes = parseSizes(
+  process.argv.slice(2),
+  DEFAULT_SIZES,
+  (n) => n >= 10 * BLOCK && n % BLOCK === 0,
+  `multiples of ${BLOCK} from ${10 * BLOCK}`,
+);
 const fullRun = sizes.join(',') === DEFAULT_SIZES.join(',');
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 const started = performance.now();

@@ -109,3 +109,21 @@ export async function pool<T>(
   });
   await Promise.all(runners);
 }
+
+/** `--sizes a,b,c` from argv (each checked by `valid`, described by `what`), else `defaults`. */
+export function parseSizes(
+  argv: readonly string[],
+  defaults: readonly number[],
+  valid: (n: number) => boolean = (n) => n >= 1,
+  what = 'positive integers',
+): number[] {
+  const at = argv.indexOf('--sizes');
+  if (at === -1) return [...defaults];
+  const sizes = String(argv[at + 1] ?? '')
+    .split(',')
+    .map(Number);
+  if (sizes.length === 0 || sizes.some((n) => !Number.isSafeInteger(n) || !valid(n))) {
+    throw new Error(`--sizes: comma-separated ${what}, got ${String(argv[at + 1])}`);
+  }
+  return sizes;
+}

@@ -31,6 +31,7 @@ import type { ReconcileRuntime } from '../functions/reconcile/runtime.js';
 import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { lambdaContext } from '../test/helpers/http-event.js';
+import { parseSizes } from './harness.js';
 
 const DEFAULT_SIZES = [10, 100, 1000] as const;
 const PARTITIONS = 10;
@@ -40,19 +41,7 @@ const COMMITTED_OFFSET = 2; // every partition is one record behind its log end
 // 5 s maxWaitTime, leave): seconds each, so many run at once.
 const SETUP_CONCURRENCY = 100;
 
-function parseSizes(argv: readonly string[]): number[] {
-  const at = argv.indexOf('--sizes');
-  if (at === -1) return [...DEFAULT_SIZES];
-  const sizes = String(argv[at + 1] ?? '')
-    .split(',')
-    .map(Number);
-  if (sizes.length === 0 || sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) {
-    throw new Error(`--sizes: comma-separated positive integers, got ${String(argv[at + 1])}`);
-  }
-  return sizes;
-}
-
-const sizes = parseSizes(process.argv.slice(2));
+const sizes = parseSizes(process.argv.slice(2), DEFAULT_SIZES);
 const profiling = process.execArgv.some((arg) => arg.startsWith('--cpu-prof'));
 // Only complete, unprofiled runs are kept in bench/results.
 const fullRun = sizes.join(',') === DEFAULT_SIZES.join(',') && !profiling;

@@ -11,6 +11,7 @@ import {
   headerText,
   loadHandlers,
   produceEvent,
+  type ReadRecord,
   readBack,
 } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
@@ -43,6 +44,24 @@ describe('audit', () => {
   });
   afterAll(() => admin.disconnect());
 
+  /** The same record sent again by a new producer session, as a retry across a cold start would. */
+  const resend = async (topic: string, record: ReadRecord | undefined, session: string) => {
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [
+        {
+          partition: 0,
+          value: record?.value ?? null,
+          headers: { ...record?.headers, 'tally.session': session },
+        },
+      ],
+    });
+    await producer.disconnect();
+  };
+
   const publish = async (topic: string, values: string[]) => {
     const body = values.map((v) => JSON.stringify({ value: { type: 'STRING', data: v } })).join('');
     expect((await api.produce(produceEvent(topic, body))).statusCode).toBe(200);
@@ -68,21 +87,7 @@ describe('audit', () => {
     const topic = await createTopic(admin, 1);
     await publish(topic, ['a', 'b']);
     const [first] = await readBack(topic, 1);
-    // The same record re-sent by a new producer session, as a retry across a cold start would.
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: [
-        {
-          partition: 0,
-          value: first?.value ?? null,
-          headers: { ...first?.headers, 'tally.session': 's-retry' },
-        },
-      ],
-    });
-    await producer.disconnect();
+    await resend(topic, first, 's-retry');
     const report = await audit(topic);
     const findings = report.streams.find((s) => s.stream === topic);
     expect(findings?.producerDuplicates).toEqual([
@@ -250,20 +255,7 @@ describe('audit', () => {
     await publish(topic, ['a', 'b', 'c']);
     expect((await audit(topic)).scanned).toBe(3);
     const [first] = await readBack(topic, 1);
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: [
-        {
-          partition: 0,
-          value: first?.value ?? null,
-          headers: { ...first?.headers, 'tally.session': 's-late-retry' },
-        },
-      ],
-    });
-    await producer.disconnect();
+    await resend(topic, first, 's-late-retry');
     const report = await audit(topic);
     expect(report.scanned).toBe(1);
     expect(report.streams.find((s) => s.stream === topic)?.producerDuplicates).toEqual([
