@@ -3,7 +3,7 @@
 // esbuild bundles of our functions (Node's ESM loader cannot import kafkajs's CommonJS named
 // exports from the sources), and machine facts for the results.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,4 +126,42 @@ export function parseSizes(
     throw new Error(`--sizes: comma-separated ${what}, got ${String(argv[at + 1])}`);
   }
   return sizes;
+}
+
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  readonly n: number;
+}
+
+/** Median, min and max of repeated measurements (rounded to 3 decimals). */
+export function spread(values: readonly number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (i: number) => sorted[i] as number;
+  const mid = sorted.length / 2;
+  const median = sorted.length % 2 ? at(Math.floor(mid)) : (at(mid - 1) + at(mid)) / 2;
+  const r = (n: number) => Math.round(n * 1000) / 1000;
+  return { median: r(median), min: r(at(0)), max: r(at(sorted.length - 1)), n: sorted.length };
+}
+
+/** "median (min–max)" for a table, or the single value when there was one run. */
+export function shown(s: Spread, digits = 0): string {
+  const f = (n: number) => n.toLocaleString('en', { maximumFractionDigits: digits });
+  return s.n === 1 ? `${f(s.median)} (n=1)` : `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
+}
+
+/**
+ * Prints a benchmark's JSON on stdout and its table on stderr; unless bench/run.ts collects it
+ * (BENCH_COLLECTED=1) or the run was partial, also saves both under bench/results/.
+ */
+export function writeResults(name: string, summary: { at: string }, table: string, full: boolean) {
+  process.stdout.write(`${JSON.stringify({ ...summary, table }, null, 2)}\n`);
+  process.stderr.write(`\n${table}\n`);
+  if (!full || process.env.BENCH_COLLECTED === '1') return;
+  const dir = join(ROOT, 'bench/results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}-${summary.at.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify({ ...summary, table }, null, 2)}\n`);
+  note(`results saved to ${file}`);
 }

@@ -26,6 +26,7 @@ import { build } from 'esbuild';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
 import { httpEvent, lambdaContext } from '../test/helpers/http-event.js';
+import { type Spread, shown, spread, writeResults } from './harness.js';
 
 type Mode = 'all' | 'single' | 'batch';
 type Response = { statusCode?: number; body?: string };
@@ -33,7 +34,7 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unkn
 
 const WARMUP = 50;
 const REQUESTS = 500;
-const ROUND = 50; // single-record modes alternate in rounds of this many sequential requests
+const ROUND = 100; // single-record modes alternate in rounds of this many sequential requests
 const BATCH_RECORDS = 1000;
 const BATCH_REPEATS = 5;
 const VALUE_SIZES = [100, 1024] as const;
@@ -80,17 +81,6 @@ function latency(samples: readonly number[]): Latency {
     min: round3(sorted[0] ?? NaN),
     max: round3(sorted[sorted.length - 1] ?? NaN),
     mean: round3(sorted.reduce((sum, v) => sum + v, 0) / sorted.length),
-  };
-}
-
-type Spread = { readonly median: number; readonly min: number; readonly max: number };
-
-function spread(values: readonly number[]): Spread {
-  const sorted = [...values].sort((a, b) => a - b);
-  return {
-    median: round3(percentile(sorted, 0.5)),
-    min: round3(sorted[0] ?? NaN),
-    max: round3(sorted[sorted.length - 1] ?? NaN),
   };
 }
 
@@ -198,8 +188,13 @@ class Account {
 }
 
 type AccountSummary = ReturnType<Account['summary']>;
-type SingleMode = 'handler' | 'handlerIdempotencyKey' | 'rawKafkajs' | 'rawSteps';
-type SingleFigures = { readonly latencyMs: Latency } & AccountSummary;
+type SingleMode = 'handler' | 'handlerIdempotencyKey' | 'httpApi' | 'rawKafkajs' | 'rawSteps';
+type SingleFigures = {
+  readonly latencyMs: Latency;
+  /** p50 and p99 of each round of ROUND requests: median (min–max) over the rounds. */
+  readonly p50PerRound: Spread;
+  readonly p99PerRound: Spread;
+} & AccountSummary;
 type BatchSize = `value${(typeof VALUE_SIZES)[number]}B`;
 interface Throughput {
   readonly recordsPerSecond: Spread;
@@ -212,9 +207,13 @@ interface BatchFigures {
   readonly payloadBytes: number;
   readonly requestBodyBytes: number;
   readonly handler: Throughput & AccountSummary;
+  readonly httpApi: Throughput & AccountSummary;
   readonly rawKafkajs: Throughput & AccountSummary;
+  readonly kcat: Throughput & AccountSummary;
   /** handler batch time / raw batch time of the same repeat = raw throughput / handler's. */
   readonly rawOverHandlerThroughputPerPair: Spread;
+  readonly rawOverHttpApiThroughputPerPair: Spread;
+  readonly kcatOverRawThroughputPerPair: Spread;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,10 +267,14 @@ async function bundleHandlers(): Promise<{ file: string; keep: boolean }> {
 const startedAt = new Date();
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const reusing = Boolean(process.env.KAFKA_BROKERS?.trim() && process.env.DYNAMODB_ENDPOINT?.trim());
+// The local HTTP API (serverless-offline) is bench/run.ts's when it runs us (BENCH_API_URL);
+// otherwise this run serves one, with the default local tables its functions use.
+const givenApi = process.env.BENCH_API_URL?.trim();
 const stack = await startLocalStack({
   log: (line) => note(`stack: ${line}`),
-  tablePrefix: `bench-${runId}-`,
+  ...(givenApi ? { tablePrefix: `bench-${runId}-` } : { api: true }),
 });
+const apiUrl = givenApi || (stack.apiUrl as string);
 const stackReadyMs = performance.now() - wallStart;
 const ourPids = new Set(stack.processes.map((managed) => String(managed.pid)));
 const otherJavaAtStart = javaProcesses().filter((line) => !ourPids.has(line.split(' ')[0] ?? ''));
@@ -407,7 +410,22 @@ try {
   // -------------------------------------------------------------------------------------------
   // 1, 2. Single-record latency
 
-  const singleModes: SingleMode[] = ['handler', 'handlerIdempotencyKey', 'rawKafkajs', 'rawSteps'];
+  const singleModes: SingleMode[] = [
+    'handler',
+    'handlerIdempotencyKey',
+    'httpApi',
+    'rawKafkajs',
+    'rawSteps',
+  ];
+  /** The local HTTP API (serverless-offline running serverless.yml's function), as a client calls it. */
+  const viaApi = async (path: string, body: string) => {
+    const response = await fetch(`${apiUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    return { statusCode: response.status, body: await response.text() } satisfies Response;
+  };
 
   // The handler's I/O without Tally: the same DynamoDB client settings (runtime.ts, client.ts) and
   // the same four steps, done directly (sequence ADD, ledger pre-write, send, ledger final write).
@@ -453,10 +471,13 @@ try {
     await documents.send(ledger([['A', meta?.partition, meta?.baseOffset]]));
   };
 
+  let ratiosPerRound: Record<string, Spread> = {};
+
   async function single() {
     const topics = {
       handler: await topic('single-handler'),
       handlerIdempotencyKey: await topic('single-idem'),
+      httpApi: await topic('single-http'),
       rawKafkajs: await topic('single-raw'),
       rawSteps: await topic('single-raw-steps'),
     } satisfies Record<SingleMode, string>;
@@ -473,6 +494,20 @@ try {
           .send({ topic: topics.rawKafkajs, acks: -1, messages: [message] })
           .catch((error: unknown) => fail(which, String(error)));
         return performance.now() - start;
+      }
+      if (which === 'httpApi') {
+        const body = JSON.stringify({
+          key: { type: 'STRING', data: key },
+          value: { type: 'STRING', data: text },
+        });
+        const start = performance.now();
+        const response = await viaApi(
+          `/v3/clusters/${clusterId}/topics/${topics.httpApi}/records`,
+          body,
+        ).catch((error: unknown) => ({ statusCode: 0, body: String(error) }));
+        const ms = performance.now() - start;
+        if (response.statusCode !== 200) fail(which, `${response.statusCode}: ${response.body}`);
+        return ms;
       }
       if (which === 'rawSteps') {
         const start = performance.now();
@@ -500,34 +535,52 @@ try {
     note(`single: warm-up ${WARMUP} per mode (${singleModes.join(', ')})`);
     for (const which of singleModes) for (let i = 0; i < WARMUP; i++) await once(which);
 
-    const samples: Record<SingleMode, number[]> = {
-      handler: [],
-      handlerIdempotencyKey: [],
-      rawKafkajs: [],
-      rawSteps: [],
-    };
-    const accounts: Record<SingleMode, Account> = {
-      handler: new Account(),
-      handlerIdempotencyKey: new Account(),
-      rawKafkajs: new Account(),
-      rawSteps: new Account(),
-    };
+    const samples = Object.fromEntries(singleModes.map((m) => [m, [] as number[]])) as Record<
+      SingleMode,
+      number[]
+    >;
+    const rounds = Object.fromEntries(singleModes.map((m) => [m, [] as Latency[]])) as Record<
+      SingleMode,
+      Latency[]
+    >;
+    const accounts = Object.fromEntries(singleModes.map((m) => [m, new Account()])) as Record<
+      SingleMode,
+      Account
+    >;
     for (let done = 0; done < REQUESTS; done += ROUND) {
       for (const which of singleModes) {
         dynamoCalls = [];
         const before = cpuSnapshot(stack);
         const from = nowUs();
-        for (let i = 0; i < ROUND; i++) samples[which].push(await once(which));
+        const round: number[] = [];
+        for (let i = 0; i < ROUND; i++) round.push(await once(which));
         markWindow(`single.${which}`, from);
         accounts[which].add(before, cpuSnapshot(stack), dynamoCalls, ROUND);
+        samples[which].push(...round);
+        rounds[which].push(latency(round));
       }
     }
     note(`single: ${REQUESTS} requests per mode done`);
 
     const result: Partial<Record<SingleMode, SingleFigures>> = {};
     for (const which of singleModes) {
-      result[which] = { latencyMs: latency(samples[which]), ...accounts[which].summary() };
+      result[which] = {
+        latencyMs: latency(samples[which]),
+        p50PerRound: spread(rounds[which].map((r) => r.p50)),
+        p99PerRound: spread(rounds[which].map((r) => r.p99)),
+        ...accounts[which].summary(),
+      };
     }
+    // Ratios pair by pair: each mode's round against the raw producer's round of the same turn.
+    const perRound = (which: SingleMode, q: 'p50' | 'p99') =>
+      spread(rounds[which].map((r, i) => r[q] / (rounds.rawKafkajs[i]?.[q] ?? NaN)));
+    ratiosPerRound = {
+      handlerP50OverRawP50: perRound('handler', 'p50'),
+      handlerP99OverRawP99: perRound('handler', 'p99'),
+      httpApiP50OverRawP50: perRound('httpApi', 'p50'),
+      handlerIdempotencyKeyP50OverRawP50: perRound('handlerIdempotencyKey', 'p50'),
+      rawStepsP50OverRawP50: perRound('rawSteps', 'p50'),
+    };
     return {
       setup: {
         warmupPerMode: WARMUP,
@@ -536,6 +589,8 @@ try {
         record: `STRING key "k-<n>", STRING value of ${SINGLE_VALUE_BYTES} bytes`,
         handler:
           'produce-handler (v3 produce) from an esbuild bundle built like serverless.yml, invoked in-process with an API Gateway v2 event',
+        httpApi:
+          'the same route over HTTP on the local API: serverless-offline serving serverless.yml (its own bundle of the handler), fetch from this process',
         rawKafkajs: 'kafkajs 2.2.4 producer, idempotent, maxInFlightRequests 1, acks -1',
         rawSteps:
           "the handler's I/O done directly: UpdateItem (ADD), PutItem, the rawKafkajs send, PutItem, with the handler's DynamoDB client settings",
@@ -555,7 +610,9 @@ try {
     const out: Partial<Record<BatchSize, BatchFigures>> = {};
     for (const bytes of VALUE_SIZES) {
       const handlerTopic = await topic(`batch-${bytes}-handler`);
+      const httpTopic = await topic(`batch-${bytes}-http`);
       const rawTopic = await topic(`batch-${bytes}-raw`);
+      const kcatTopic = await topic(`batch-${bytes}-kcat`);
       const keys = Array.from({ length: BATCH_RECORDS }, (_, i) => `k-${i}`);
       const values = keys.map((_, i) => value(bytes, i));
       const payloadBytes = keys.reduce((sum, k, i) => sum + k.length + (values[i]?.length ?? 0), 0);
@@ -567,6 +624,7 @@ try {
         })),
       });
       const messages: Message[] = keys.map((key, i) => ({ key, value: values[i] ?? null }));
+      const kcatInput = keys.map((key, i) => `${key}\t${values[i]}\n`).join('');
 
       const handlerRun = async () => {
         const event = httpEvent({
@@ -584,6 +642,46 @@ try {
         if (failed !== 0) fail(`batch-${bytes}`, `${response.statusCode}: ${response.body}`);
         return ms;
       };
+      const httpRun = async () => {
+        const start = performance.now();
+        const response = await viaApi(
+          `/v3/clusters/${clusterId}/topics/${httpTopic}/records:batch`,
+          body,
+        ).catch((error: unknown) => ({ statusCode: 0, body: String(error) }));
+        const ms = performance.now() - start;
+        const failed =
+          response.statusCode !== 207
+            ? -1
+            : (JSON.parse(response.body || '{}') as { failures?: unknown[] }).failures?.length;
+        if (failed !== 0) fail(`http-batch-${bytes}`, `${response.statusCode}: ${response.body}`);
+        return ms;
+      };
+      // kcat (librdkafka) as a process: its start-up is in the figure, as it is for a shell user.
+      const kcatRun = async () => {
+        const start = performance.now();
+        try {
+          execFileSync(
+            'kcat',
+            [
+              '-P',
+              '-b',
+              stack.kafkaBrokers,
+              '-t',
+              kcatTopic,
+              '-K',
+              '\t',
+              '-X',
+              'acks=all',
+              '-X',
+              'enable.idempotence=true',
+            ],
+            { input: kcatInput, stdio: ['pipe', 'ignore', 'pipe'] },
+          );
+        } catch (error) {
+          fail(`kcat-batch-${bytes}`, String(error));
+        }
+        return performance.now() - start;
+      };
       const rawRun = async () => {
         const start = performance.now();
         await rawProducer
@@ -593,14 +691,25 @@ try {
       };
 
       await handlerRun(); // warm-up: topic metadata, first-batch allocations
+      await httpRun();
       await rawRun();
+      await kcatRun();
       const handlerMs: number[] = [];
+      const httpMs: number[] = [];
       const rawMs: number[] = [];
-      const accounts = { handler: new Account(), rawKafkajs: new Account() };
+      const kcatMs: number[] = [];
+      const accounts = {
+        handler: new Account(),
+        httpApi: new Account(),
+        rawKafkajs: new Account(),
+        kcat: new Account(),
+      };
       for (let r = 0; r < BATCH_REPEATS; r++) {
         for (const [which, run, into] of [
           ['handler', handlerRun, handlerMs],
+          ['httpApi', httpRun, httpMs],
           ['rawKafkajs', rawRun, rawMs],
+          ['kcat', kcatRun, kcatMs],
         ] as const) {
           dynamoCalls = [];
           const before = cpuSnapshot(stack);
@@ -616,14 +725,20 @@ try {
         batchMs: spread(ms),
       });
       const pairRatios = handlerMs.map((h, r) => h / (rawMs[r] ?? NaN));
+      const httpPairRatios = httpMs.map((h, r) => h / (rawMs[r] ?? NaN));
+      const kcatPairRatios = rawMs.map((raw, r) => raw / (kcatMs[r] ?? NaN));
       out[`value${bytes}B`] = {
         records: BATCH_RECORDS,
         valueBytes: bytes,
         payloadBytes,
         requestBodyBytes: Buffer.byteLength(body),
         handler: { ...figures(handlerMs), ...accounts.handler.summary() },
+        httpApi: { ...figures(httpMs), ...accounts.httpApi.summary() },
         rawKafkajs: { ...figures(rawMs), ...accounts.rawKafkajs.summary() },
+        kcat: { ...figures(kcatMs), ...accounts.kcat.summary() },
         rawOverHandlerThroughputPerPair: spread(pairRatios),
+        rawOverHttpApiThroughputPerPair: spread(httpPairRatios),
+        kcatOverRawThroughputPerPair: spread(kcatPairRatios),
       };
       note(`batch ${bytes} B: ${BATCH_REPEATS} repeats per side done`);
     }
@@ -631,7 +746,9 @@ try {
       setup: {
         repeats: BATCH_REPEATS,
         warmup: '1 batch per side, not counted',
-        schedule: 'handler and raw alternate, one batch at a time',
+        schedule: 'handler, HTTP API, raw kafkajs and kcat take turns, one batch at a time',
+        httpApi: 'the same records:batch request over HTTP on the local API (serverless-offline)',
+        kcat: 'kcat -P (librdkafka, idempotent, acks=all) fed the 1,000 key<TAB>value lines on stdin; the process start is included',
         handler:
           'batch-handler (records:batch, {entries:[{id,key,value}]}) from the same bundle, in-process',
         rawKafkajs: 'one producer.send of the same 1,000 messages, acks -1',
@@ -647,31 +764,15 @@ try {
   // -------------------------------------------------------------------------------------------
   // 4. Ratios, 5. machine facts, output
 
-  const ratios: Record<string, number> = {};
-  const raw = single_?.rawKafkajs?.latencyMs;
-  if (raw) {
-    for (const which of ['handler', 'handlerIdempotencyKey'] as const) {
-      const own = single_?.[which]?.latencyMs;
-      if (!own) continue;
-      ratios[`${which}P50OverRawP50`] = round3(own.p50 / raw.p50);
-      ratios[`${which}P99OverRawP99`] = round3(own.p99 / raw.p99);
-    }
-  }
-  const steps = single_?.rawSteps?.latencyMs;
-  const plain = single_?.handler?.latencyMs;
-  if (steps && plain && raw) {
-    ratios.rawStepsP50OverRawP50 = round3(steps.p50 / raw.p50);
-    ratios.handlerP50OverRawStepsP50 = round3(plain.p50 / steps.p50);
-  }
+  // Ratios pair by pair (each computed within one round or one repeat), median (min–max).
+  const ratios: Record<string, Spread> = { ...ratiosPerRound };
   if (batch_) {
     for (const bytes of VALUE_SIZES) {
       const figures = batch_[`value${bytes}B`];
       if (!figures) continue;
-      ratios[`batch${bytes}BRawOverHandlerThroughput`] = round3(
-        figures.rawKafkajs.recordsPerSecond.median / figures.handler.recordsPerSecond.median,
-      );
-      ratios[`batch${bytes}BRawOverHandlerThroughputMedianOfPairs`] =
-        figures.rawOverHandlerThroughputPerPair.median;
+      ratios[`batch${bytes}BRawOverHandlerThroughput`] = figures.rawOverHandlerThroughputPerPair;
+      ratios[`batch${bytes}BRawOverHttpApiThroughput`] = figures.rawOverHttpApiThroughputPerPair;
+      ratios[`batch${bytes}BKcatOverRawThroughput`] = figures.kcatOverRawThroughputPerPair;
     }
   }
 
@@ -701,17 +802,13 @@ try {
     },
   };
 
-  const json = JSON.stringify(result, null, 2);
-  process.stdout.write(`${json}\n`);
   // Only complete, unprofiled runs are kept (the profiler slows the handler down).
-  if (mode === 'all' && !profiling) {
-    const dir = new URL('./results/', import.meta.url);
-    mkdirSync(dir, { recursive: true });
-    const file = new URL(`publish-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`, dir);
-    writeFileSync(file, `${json}\n`);
-    note(`wrote ${file.pathname}`);
-  }
-  process.stderr.write(`\n${markdown(single_, batch_, ratios)}\n`);
+  writeResults(
+    'publish',
+    { ...result, at: startedAt.toISOString() },
+    markdown(single_, batch_, ratios),
+    mode === 'all' && !profiling,
+  );
   writeProfileWindows();
   if (Object.keys(failures).length > 0) note(`FAILED requests: ${JSON.stringify(failures)}`);
 } finally {
@@ -722,46 +819,61 @@ process.exit(exitCode);
 function markdown(
   single: Partial<Record<SingleMode, SingleFigures>> | undefined,
   batch: Partial<Record<BatchSize, BatchFigures>> | undefined,
-  ratios: Record<string, number>,
+  ratios: Record<string, Spread>,
 ): string {
   const lines: string[] = [];
+  const label: Record<string, string> = {
+    handler: 'Tally handler, in-process',
+    handlerIdempotencyKey: 'Tally handler with Idempotency-Key',
+    httpApi: 'Tally over the local HTTP API',
+    rawKafkajs: 'raw kafkajs idempotent producer',
+    rawSteps: "raw kafkajs + the handler's DynamoDB calls",
+    kcat: 'kcat -P (process per batch)',
+  };
   if (single) {
     lines.push(
-      '| single record (ms) | p50 | p99 | min | max | mean | DynamoDB calls/req | DynamoDB ms/req |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      `| single record, ${REQUESTS} sequential (${REQUESTS / ROUND} rounds) | p50 ms per round | p99 ms per round | DynamoDB calls/req |`,
+      '|---|---:|---:|---:|',
     );
-    for (const which of ['handler', 'handlerIdempotencyKey', 'rawKafkajs', 'rawSteps'] as const) {
+    for (const which of [
+      'handler',
+      'handlerIdempotencyKey',
+      'httpApi',
+      'rawKafkajs',
+      'rawSteps',
+    ] as const) {
       const entry = single[which];
       if (!entry) continue;
-      const l = entry.latencyMs;
       lines.push(
-        `| ${which} | ${l.p50} | ${l.p99} | ${l.min} | ${l.max} | ${l.mean} | ${entry.dynamodb.callsPerRequest} | ${entry.dynamodb.httpMsPerRequest} |`,
+        `| ${label[which]} | ${shown(entry.p50PerRound, 1)} | ${shown(entry.p99PerRound, 1)} | ${which === 'httpApi' ? 'in the API process, not seen' : entry.dynamodb.callsPerRequest} |`,
       );
     }
-    lines.push('');
+    lines.push(
+      '| kcat | n/a: a process per record measures process start, not publishing | | |',
+      '',
+    );
   }
   if (batch) {
     lines.push(
-      '| batch of 1,000 | records/s median (min–max) | MB/s median (min–max) |',
+      `| batch of ${BATCH_RECORDS.toLocaleString('en')}, ${BATCH_REPEATS} repeats | records/s | MB/s |`,
       '|---|---:|---:|',
     );
     for (const bytes of VALUE_SIZES) {
       const figures = batch[`value${bytes}B`];
       if (!figures) continue;
-      for (const which of ['handler', 'rawKafkajs'] as const) {
+      for (const which of ['handler', 'httpApi', 'rawKafkajs', 'kcat'] as const) {
         const f = figures[which];
-        const r = f.recordsPerSecond;
-        const m = f.megabytesPerSecond;
         lines.push(
-          `| ${bytes} B, ${which} | ${Math.round(r.median)} (${Math.round(r.min)}–${Math.round(r.max)}) | ${m.median.toFixed(2)} (${m.min.toFixed(2)}–${m.max.toFixed(2)}) |`,
+          `| ${bytes} B values, ${label[which]} | ${shown(f.recordsPerSecond)} | ${shown(f.megabytesPerSecond, 2)} |`,
         );
       }
     }
     lines.push('');
   }
   if (Object.keys(ratios).length > 0) {
-    lines.push('| ratio | value |', '|---|---:|');
-    for (const [name, ratio] of Object.entries(ratios)) lines.push(`| ${name} | ${ratio} |`);
+    lines.push('| ratio, pair by pair | median (min–max) |', '|---|---:|');
+    for (const [name, ratio] of Object.entries(ratios))
+      lines.push(`| ${name} | ${shown(ratio, 2)} |`);
   }
   return lines.join('\n');
 }

@@ -17,7 +17,7 @@
 // 3.9.1 broker and dynalite are started and stopped here.
 import { execFileSync } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -31,7 +31,7 @@ import type { ReconcileRuntime } from '../functions/reconcile/runtime.js';
 import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { lambdaContext } from '../test/helpers/http-event.js';
-import { parseSizes } from './harness.js';
+import { parseSizes, type Spread, shown, spread, writeResults } from './harness.js';
 
 const DEFAULT_SIZES = [10, 100, 1000] as const;
 const PARTITIONS = 10;
@@ -40,6 +40,7 @@ const COMMITTED_OFFSET = 2; // every partition is one record behind its log end
 // admin.setOffsets runs a throwaway consumer per group (join, seek, one fetch of up to kafkajs's
 // 5 s maxWaitTime, leave): seconds each, so many run at once.
 const SETUP_CONCURRENCY = 100;
+const WARM_RUNS = 2;
 
 const sizes = parseSizes(process.argv.slice(2), DEFAULT_SIZES);
 const profiling = process.execArgv.some((arg) => arg.startsWith('--cpu-prof'));
@@ -202,6 +203,7 @@ interface SizeResult {
   readonly expectedAdminCalls: number;
   readonly cold: RunFigures;
   readonly warm: RunFigures;
+  readonly warmWallMs: Spread;
   readonly setupMs: { readonly groups: number; readonly tables: number; readonly runtime: number };
   readonly notes: readonly string[];
 }
@@ -285,12 +287,12 @@ async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Pr
 
 function markdown(runs: readonly SizeResult[]): string {
   const lines = [
-    '| groups × partitions | cold ms | cold admin calls | warm ms | warm admin calls | expected admin calls | DynamoDB writes cold / warm | DynamoDB HTTP ms cold / warm |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    `| groups × partitions | first run ms | warm runs ms (${WARM_RUNS}) | admin calls per run (expected) | DynamoDB writes first / warm | DynamoDB HTTP ms first / warm |`,
+    '|---|---:|---:|---:|---:|---:|',
   ];
   for (const r of runs) {
     lines.push(
-      `| ${r.groups} × ${r.partitionsPerGroup} | ${r.cold.wallMs} | ${r.cold.adminCalls} | ${r.warm.wallMs} | ${r.warm.adminCalls} | ${r.expectedAdminCalls} | ${r.cold.dynamodb.writes} / ${r.warm.dynamodb.writes} | ${r.cold.dynamodb.httpMs} / ${r.warm.dynamodb.httpMs} |`,
+      `| ${r.groups} × ${r.partitionsPerGroup} | ${Math.round(r.cold.wallMs)} | ${shown(r.warmWallMs)} | ${r.cold.adminCalls} / ${r.warm.adminCalls} (${r.expectedAdminCalls}) | ${r.cold.dynamodb.writes} / ${r.warm.dynamodb.writes} | ${Math.round(r.cold.dynamodb.httpMs)} / ${Math.round(r.warm.dynamodb.httpMs)} |`,
     );
   }
   return lines.join('\n');
@@ -462,6 +464,9 @@ try {
 
     const cold = await runOnce('cold');
     const warm = await runOnce('warm');
+    // Further warm runs: the figures are the median (min–max) of the warm runs.
+    const warmRuns = [warm];
+    for (let r = 1; r < WARM_RUNS; r++) warmRuns.push(await runOnce('warm'));
     await runtime.source.close();
 
     // One ListGroups, one DescribeGroups per 50 groups, one OffsetFetch per group, one ListOffsets
@@ -481,6 +486,7 @@ try {
       expectedAdminCalls,
       cold,
       warm,
+      warmWallMs: spread(warmRuns.map((w) => w.wallMs)),
       setupMs: { groups: round1(groupsMs), tables: round1(tablesMs), runtime: round1(runtimeMs) },
       notes,
     });
@@ -517,16 +523,7 @@ try {
     },
   };
 
-  const json = JSON.stringify(result, null, 2);
-  process.stdout.write(`${json}\n`);
-  if (fullRun) {
-    const dir = new URL('./results/', import.meta.url);
-    mkdirSync(dir, { recursive: true });
-    const file = new URL(`reconcile-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`, dir);
-    writeFileSync(file, `${json}\n`);
-    note(`wrote ${file.pathname}`);
-  }
-  process.stderr.write(`\n${markdown(runs)}\n\n`);
+  writeResults('reconcile', { ...result, at: startedAt.toISOString() }, markdown(runs), fullRun);
   for (const r of runs) for (const line of r.notes) note(`n=${r.groups}: ${line}`);
 } catch (error) {
   exitCode = 1;
