@@ -3,13 +3,13 @@
 
 import { renderAuditHtml } from '../core/audit-html.js';
 import { NotFoundError } from '../core/errors.js';
-import { header, httpHandler, json, pathParameter } from '../platform/http.js';
+import { header, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
 import { auditRuntime } from './runtime.js';
 
 export const handler = httpHandler(async (event) => {
   const rt = await auditRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
-  const auditId = pathParameter(event, 'audit_id');
+  const auditId = idParameter(event, 'audit_id');
   const report = clusterId === (await rt.clusterId()) ? await rt.store.get(auditId) : undefined;
   if (!report)
     throw new NotFoundError(`audit_id: no audit ${auditId} in cluster ${clusterId}`, {

@@ -50,7 +50,11 @@ export function rejectUnknownFields(
 ): void {
   for (const name of Object.keys(object)) {
     if (!allowed.has(name)) {
-      invalid(`${where}${name}`, `unknown field (allowed: ${[...allowed].join(', ')})`);
+      // A name that is not a plain identifier is quoted, so the message still starts with it.
+      invalid(
+        `${where}${/^[\w-]+$/.test(name) ? name : JSON.stringify(name)}`,
+        `unknown field (allowed: ${[...allowed].join(', ')})`,
+      );
     }
   }
 }

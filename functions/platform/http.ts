@@ -113,7 +113,25 @@ export function header(event: HttpEvent, name: string): string | undefined {
 export function pathParameter(event: HttpEvent, name: string): string {
   const value = event.pathParameters?.[name];
   if (value === undefined) throw new Error(`route has no {${name}} parameter`);
-  return decodeURIComponent(value);
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new InvalidInputError(`${name}: not a valid percent-encoded path segment`, {
+      field: name,
+    });
+  }
+}
+
+/**
+ * A path parameter naming something stored under it (a consumer group, an audit): 1–255
+ * characters and at most 1,024 bytes (DynamoDB's key limit), else a 400 naming it.
+ */
+export function idParameter(event: HttpEvent, name: string): string {
+  const value = pathParameter(event, name);
+  if (value.length === 0 || value.length > 255 || Buffer.byteLength(value) > 1024) {
+    throw new InvalidInputError(`${name}: 1-255 characters`, { field: name });
+  }
+  return value;
 }
 
 /** The raw body bytes, whatever API Gateway did to them. */

@@ -1,5 +1,5 @@
 // GET /v3/clusters and GET /v3/clusters/{cluster_id} — the one cluster this API publishes to.
-import { baseUrl, httpHandler, json } from '../platform/http.js';
+import { baseUrl, httpHandler, json, pathParameter } from '../platform/http.js';
 import { checkCluster } from './request.js';
 import { publishRuntime } from './runtime.js';
 
@@ -17,14 +17,13 @@ export const handler = httpHandler(async (event) => {
   const rt = await publishRuntime();
   const clusterId = await rt.catalog.clusterId();
   const base = baseUrl(event);
-  const requested = event.pathParameters?.cluster_id;
-  if (requested === undefined) {
+  if (event.pathParameters?.cluster_id === undefined) {
     return json(200, {
       kind: 'KafkaClusterList',
       metadata: { self: `${base}/v3/clusters`, next: null },
       data: [cluster(base, clusterId)],
     });
   }
-  await checkCluster(rt, decodeURIComponent(requested));
+  await checkCluster(rt, pathParameter(event, 'cluster_id'));
   return json(200, cluster(base, clusterId));
 });

@@ -3,7 +3,7 @@
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { LedgerBlock } from '../core/publish-ports.js';
 import { httpHandler, json, pathParameter } from '../platform/http.js';
-import { checkCluster } from './request.js';
+import { checkCluster, checkIdempotencyKey, checkStream } from './request.js';
 import { publishRuntime } from './runtime.js';
 
 function describe(block: LedgerBlock, from: number, to: number) {
@@ -31,6 +31,7 @@ export const handler = httpHandler(async (event) => {
   await checkCluster(rt, pathParameter(event, 'cluster_id'));
   const query = event.queryStringParameters ?? {};
   if (query.idempotency_key !== undefined) {
+    checkIdempotencyKey(query.idempotency_key, 'idempotency_key');
     const reservation = await rt.reservations.get(query.idempotency_key);
     const block = reservation && (await rt.ledger.find(reservation.stream, reservation.firstSeq));
     if (!reservation || !block) {
@@ -54,6 +55,7 @@ export const handler = httpHandler(async (event) => {
       field: 'stream',
     });
   }
+  checkStream(stream, 'stream');
   if (!Number.isSafeInteger(seq) || seq < 1) {
     throw new InvalidInputError('seq: required, a positive integer', { field: 'seq' });
   }

@@ -21,6 +21,22 @@ import { type PublishRuntime, publishRuntime } from './runtime.js';
 const STREAM = /^[A-Za-z0-9._:-]{1,249}$/;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** A stream name, or InvalidInputError naming `field`. */
+export function checkStream(stream: string, field: string): string {
+  if (!STREAM.test(stream)) {
+    throw new InvalidInputError(`${field}: 1-249 of A-Z a-z 0-9 . _ : -`, { field });
+  }
+  return stream;
+}
+
+/** An Idempotency-Key, or InvalidInputError naming `field`. */
+export function checkIdempotencyKey(key: string, field: string): string {
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    throw new InvalidInputError(`${field}: 1-255 visible ASCII characters`, { field });
+  }
+  return key;
+}
+
 export function requestOptions(
   event: HttpEvent,
   context: Context | undefined,
@@ -59,17 +75,8 @@ export function publishOptions(
   const { topic, idempotencyKey, timeoutMs: clientTimeoutMs } = given;
   // The topic is judged first: an illegal name must be named as such, never as a bad stream.
   checkTopic(topic, rt.allowTopic);
-  const stream = given.stream ?? topic;
-  if (!STREAM.test(stream)) {
-    throw new InvalidInputError(`${names.stream}: 1-249 of A-Z a-z 0-9 . _ : -`, {
-      field: names.stream,
-    });
-  }
-  if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-    throw new InvalidInputError(`${names.idempotencyKey}: 1-255 visible ASCII characters`, {
-      field: names.idempotencyKey,
-    });
-  }
+  const stream = checkStream(given.stream ?? topic, names.stream);
+  if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey, names.idempotencyKey);
   if (
     clientTimeoutMs !== undefined &&
     !(Number.isSafeInteger(clientTimeoutMs) && clientTimeoutMs > 0)

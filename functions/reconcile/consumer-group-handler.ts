@@ -3,13 +3,13 @@
 import { maxLagPartition } from '../core/burrow.js';
 import { NotFoundError } from '../core/errors.js';
 import type { GroupReport } from '../core/reconcile.js';
-import { baseUrl, httpHandler, json, pathParameter } from '../platform/http.js';
+import { baseUrl, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 
 export const handler = httpHandler(async (event) => {
   const rt = await reconcileRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
-  const group = pathParameter(event, 'group_id');
+  const group = idParameter(event, 'group_id');
   const report = (await rt.reports.latestGroupReport(group)) as GroupReport | undefined;
   if (clusterId !== (await rt.source.clusterId()) || report === undefined) {
     throw new NotFoundError(`group_id: consumer group ${group} not found in cluster ${clusterId}`, {

@@ -6,6 +6,7 @@ import {
   bodyBytes,
   type HttpEvent,
   httpHandler,
+  idParameter,
   json,
   jsonBody,
   pathParameter,
@@ -32,7 +33,7 @@ export const handler = httpHandler(async (event) => {
   const rt = await reconcileRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.source.clusterId());
-  const group = pathParameter(event, 'group_id');
+  const group = idParameter(event, 'group_id');
   const execute = executeFlag(event);
   const plan = await restorePlan(rt, group);
   if (!execute) return json(200, { dryRun: true, ...plan });
