@@ -1,21 +1,18 @@
-// Audit on an EventBridge schedule or as a Step Functions task: `{topic?, groups?}` (Step
+// Audit on an EventBridge schedule or as a Step Functions task: `{topic, groups?}` (Step
 // Functions) or a scheduled event (every topic of TALLY_AUDIT_TOPICS). Returns the reports.
-import { InvalidInputError } from '../core/errors.js';
 import { isPlainObject } from '../core/record-input.js';
 import { taskHandler } from '../platform/task.js';
+import { parseAuditRequest } from './request.js';
 import { auditRuntime } from './runtime.js';
 
 export const handler = taskHandler<unknown, { audits: Array<{ auditId: string; topic: string }> }>(
   async (input, context) => {
     const rt = await auditRuntime();
-    const task = isPlainObject(input) && input.source !== 'aws.events' ? input : {};
-    if (task.topic !== undefined && typeof task.topic !== 'string') {
-      throw new InvalidInputError('topic: must be a topic name', { field: 'topic' });
-    }
-    const groups = Array.isArray(task.groups)
-      ? task.groups.filter((g): g is string => typeof g === 'string')
-      : rt.config.groups;
-    const topics = typeof task.topic === 'string' ? [task.topic] : rt.config.topics;
+    // A scheduled event audits every topic of TALLY_AUDIT_TOPICS; a task names its topic.
+    const scheduled = isPlainObject(input) && input.source === 'aws.events';
+    const request = scheduled ? undefined : parseAuditRequest(input);
+    const groups = request?.groups ?? rt.config.groups;
+    const topics = request ? [request.topic] : rt.config.topics;
     const audits = [];
     for (const topic of topics) {
       const report = await rt.auditAndStore(topic, groups, context.getRemainingTimeInMillis());

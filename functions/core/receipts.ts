@@ -1,4 +1,5 @@
 import type { MSKRecord } from 'aws-lambda';
+import { InvalidInputError } from './errors.js';
 
 // Receipts: what a downstream consumer group processed, by the `tally.*` headers of each record.
 // A batch keeps runs of consecutive seqs in the order they were processed, without merging, so a
@@ -31,10 +32,43 @@ export function toRuns(values: readonly number[]): SeqRun[] {
 
 function headerText(record: MSKRecord, name: string): string | undefined {
   for (const header of record.headers ?? []) {
+    if (typeof header !== 'object' || header === null) continue;
     const bytes = header[name];
-    if (bytes !== undefined) return Buffer.from(bytes).toString('utf8');
+    if (Array.isArray(bytes)) return Buffer.from(bytes).toString('utf8');
   }
   return undefined;
+}
+
+/** Lambda's MSK event shape, checked before it is read: `{ "<topic>-<partition>": [record] }`. */
+export function checkMskRecords(records: unknown): void {
+  if (typeof records !== 'object' || records === null || Array.isArray(records)) {
+    throw new InvalidInputError('records: an MSK event maps "<topic>-<partition>" to records', {
+      field: 'records',
+    });
+  }
+  for (const [key, list] of Object.entries(records)) {
+    const bad = !Array.isArray(list)
+      ? 'is not a list'
+      : list.findIndex(
+          (r: unknown) =>
+            typeof r !== 'object' ||
+            r === null ||
+            typeof (r as MSKRecord).topic !== 'string' ||
+            !Number.isSafeInteger((r as MSKRecord).partition) ||
+            !Number.isSafeInteger((r as MSKRecord).offset) ||
+            ((r as MSKRecord).headers !== undefined && !Array.isArray((r as MSKRecord).headers)),
+        );
+    if (bad !== -1) {
+      const field =
+        typeof bad === 'number'
+          ? `records[${JSON.stringify(key)}][${bad}]`
+          : `records[${JSON.stringify(key)}]`;
+      throw new InvalidInputError(
+        `${field}: ${typeof bad === 'number' ? 'not an MSK record {topic, partition, offset, headers?}' : bad}`,
+        { field },
+      );
+    }
+  }
 }
 
 /**
@@ -49,6 +83,7 @@ export function receiptsFromMsk(
     string,
     { topic: string; stream: string; seqs: number[]; offsets: Map<number, number[]>; count: number }
   >();
+  checkMskRecords(records);
   for (const list of Object.values(records)) {
     for (const record of list) {
       const stream = headerText(record, 'tally.stream') ?? '';

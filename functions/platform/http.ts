@@ -23,19 +23,7 @@ export function json(
   };
 }
 
-/** Powertools idempotency errors, matched by their stable names. */
-const IDEMPOTENCY_ERRORS: Record<string, [number, string]> = {
-  IdempotencyAlreadyInProgressError: [
-    409,
-    'Idempotency-Key: a request with this key is still in progress; retry later',
-  ],
-  IdempotencyValidationError: [
-    422,
-    'Idempotency-Key: this key was already used for a different request',
-  ],
-};
-
-/** Our errors and Powertools' to a JSON error body; anything else is a 500 without details. */
+/** Our errors to a JSON error body; anything else is a 500 without details. */
 export function errorResponse(error: unknown, requestId: string | undefined): HttpResponse {
   if (error instanceof TallyError) {
     const headers: Record<string, string> =
@@ -67,10 +55,6 @@ export function errorResponse(error: unknown, requestId: string | undefined): Ht
       outcome: 'UNKNOWN',
       retriable: true,
     });
-  }
-  const known = error instanceof Error ? IDEMPOTENCY_ERRORS[error.name] : undefined;
-  if (known) {
-    return json(known[0], { error_code: known[0], message: known[1], retriable: known[0] === 409 });
   }
   return json(500, {
     error_code: 500,

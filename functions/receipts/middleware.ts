@@ -1,6 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { MSKEvent } from 'aws-lambda';
-import { type ReceiptBatch, receiptsFromMsk } from '../core/receipts.js';
+import { InvalidInputError } from '../core/errors.js';
+import { checkMskRecords, type ReceiptBatch, receiptsFromMsk } from '../core/receipts.js';
 
 export interface ReceiptSink {
   writeAll(batches: readonly ReceiptBatch[]): Promise<void>;
@@ -25,6 +26,16 @@ export function tallyReceipts(options: TallyReceiptsOptions): MiddlewareObj<MSKE
     return sink;
   };
   return {
+    // A malformed event is refused before the handler reads it.
+    before: async (request) => {
+      const event = request.event as unknown;
+      if (typeof event !== 'object' || event === null) {
+        throw new InvalidInputError('event: an MSK event {eventSource, records}', {
+          field: 'event',
+        });
+      }
+      checkMskRecords((event as MSKEvent).records ?? {});
+    },
     after: async (request) => {
       const batches = receiptsFromMsk(options.group, request.event.records ?? {});
       if (batches.length > 0) await (await resolveSink()).writeAll(batches);

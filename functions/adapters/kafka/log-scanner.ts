@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { ScannedRecord, ScanRequest, ScanResult } from '../../core/audit.js';
+import { DependencyUnavailableError, NotFoundError } from '../../core/errors.js';
 import { lazyAdmin } from './lazy-admin.js';
 
 /** The `tally.*` headers as text (the first value of a repeated header); others are skipped. */
@@ -16,6 +17,20 @@ const tallyHeaders = (headers: Record<string, unknown> | undefined) => {
   return out;
 };
 
+/** A topic that does not exist is the caller's 404; anything else, Kafka not answering. */
+function offsetsUnavailable(topic: string, error: unknown): Error {
+  const type = (error as { type?: string } | null)?.type;
+  if (type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'INVALID_TOPIC_EXCEPTION') {
+    return new NotFoundError(`topic: ${topic} does not exist in this cluster`, {
+      field: 'topic',
+      cause: error,
+    });
+  }
+  return new DependencyUnavailableError(`Kafka did not give the offsets of ${topic}`, {
+    cause: error,
+  });
+}
+
 /**
  * Reads offset ranges of a topic with a throwaway consumer group that commits nothing and is
  * deleted afterwards. Stops at the deadline between batches and says where each partition
@@ -29,7 +44,9 @@ export function createLogScanner(kafka: Kafka) {
       request: ScanRequest,
       onRecord: (record: ScannedRecord) => void,
     ): Promise<ScanResult> {
-      const offsets = await (await admin()).fetchTopicOffsets(topic);
+      const offsets = await (await admin()).fetchTopicOffsets(topic).catch((error: unknown) => {
+        throw offsetsUnavailable(topic, error);
+      });
       const logStart = new Map(offsets.map((o) => [o.partition, Number(o.low)]));
       const next = new Map<number, number>();
       const ends = new Map<number, number>();
