@@ -5,26 +5,33 @@ import { taskHandler } from '../platform/task.js';
 import { parseAuditRequest } from './request.js';
 import { auditRuntime } from './runtime.js';
 
-export const handler = taskHandler<unknown, { audits: Array<{ auditId: string; topic: string }> }>(
-  async (input, context) => {
-    const rt = await auditRuntime();
-    // A scheduled event audits every topic of TALLY_AUDIT_TOPICS; a task names its topic.
-    const scheduled = isPlainObject(input) && input.source === 'aws.events';
-    const request = scheduled ? undefined : parseAuditRequest(input);
-    const groups = request?.groups ?? rt.config.groups;
-    const topics = request ? [request.topic] : rt.config.topics;
-    const audits = [];
-    for (const topic of topics) {
-      const report = await rt.auditAndStore(topic, groups, context.getRemainingTimeInMillis());
-      audits.push({
-        auditId: report.auditId,
-        topic,
-        complete: report.complete,
-        scanned: report.scanned,
-        streams: report.streams.length,
-        settled: report.settled,
-      });
-    }
-    return { audits };
-  },
-);
+interface AuditSummary {
+  readonly auditId: string;
+  readonly topic: string;
+  readonly complete: boolean;
+  readonly scanned: number;
+  readonly streams: number;
+  readonly settled: { readonly landed: number; readonly notWritten: number };
+}
+
+export const handler = taskHandler<unknown, { audits: AuditSummary[] }>(async (input, context) => {
+  const rt = await auditRuntime();
+  // A scheduled event audits every topic of TALLY_AUDIT_TOPICS; a task names its topic.
+  const scheduled = isPlainObject(input) && input.source === 'aws.events';
+  const request = scheduled ? undefined : parseAuditRequest(input);
+  const groups = request?.groups ?? rt.config.groups;
+  const topics = request ? [request.topic] : rt.config.topics;
+  const audits: AuditSummary[] = [];
+  for (const topic of topics) {
+    const report = await rt.auditAndStore(topic, groups, context.getRemainingTimeInMillis());
+    audits.push({
+      auditId: report.auditId,
+      topic,
+      complete: report.complete,
+      scanned: report.scanned,
+      streams: report.streams.length,
+      settled: report.settled,
+    });
+  }
+  return { audits };
+});

@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { TallyError } from '../core/errors.js';
 import { log } from './log.js';
 
 /**
@@ -13,7 +14,9 @@ export function taskHandler<TInput, TOutput>(
     .use({
       onError: async (request) => {
         const { error } = request;
-        log('error', 'task failed', {
+        // Bad input is the caller's to fix (a warning); anything else is ours or a dependency's.
+        const level = error instanceof TallyError && error.status < 500 ? 'warn' : 'error';
+        log(level, 'task failed', {
           requestId: request.context.awsRequestId,
           error:
             error instanceof Error ? { name: error.name, message: error.message } : String(error),

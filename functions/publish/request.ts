@@ -1,12 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { Deadline } from '../core/deadline.js';
-import {
-  ConflictError,
-  InvalidInputError,
-  OverloadedError,
-  PayloadTooLargeError,
-  UnprocessableInputError,
-} from '../core/errors.js';
+import { InvalidInputError, OverloadedError, PayloadTooLargeError } from '../core/errors.js';
 import { parseJsonSequence } from '../core/json-stream.js';
 import { isSettled } from '../core/outcomes.js';
 import type { PublishRequest, PublishResult } from '../core/publish.js';
@@ -121,28 +115,6 @@ export async function checkCluster(
   requireCluster(clusterId, await rt.catalog.clusterId(deadline));
 }
 
-/**
- * Powertools' idempotency errors as ours, so HTTP callers and Step Functions (by the stable
- * error name) see the same answer: a request with the key still running is a retriable
- * conflict; the key reused for a different request cannot be processed.
- */
-function idempotencyError(error: unknown): unknown {
-  const name = (error as Error | null)?.name;
-  if (name === 'IdempotencyAlreadyInProgressError') {
-    return new ConflictError(
-      'Idempotency-Key: a request with this key is still in progress; retry later',
-      { field: 'Idempotency-Key', cause: error },
-    );
-  }
-  if (name === 'IdempotencyValidationError') {
-    return new UnprocessableInputError(
-      'Idempotency-Key: this key was already used for a different request',
-      { field: 'Idempotency-Key', cause: error },
-    );
-  }
-  return error;
-}
-
 let inFlight = 0;
 
 /**
@@ -175,9 +147,7 @@ export async function runPublish(
       return { response: respond(result), settled };
     };
     if (key === undefined || keyed.fingerprint === undefined) return (await work()).response;
-    return await rt.idempotent(key, keyed.fingerprint, context, work).catch((error: unknown) => {
-      throw idempotencyError(error);
-    });
+    return await rt.idempotent(key, keyed.fingerprint, context, work);
   } finally {
     inFlight--;
   }

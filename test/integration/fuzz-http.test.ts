@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';
@@ -112,8 +112,20 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
     await admin.connect();
     topic = await createTopic(admin, 2);
     process.on('unhandledRejection', onUnhandled);
+    // Tens of thousands of refused inputs each log a line: kept out of the test output.
+    const write = process.stderr.write.bind(process.stderr);
+    vi.spyOn(process.stderr, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) =>
+      String(chunk).startsWith('{"level"')
+        ? true
+        : write(chunk as string, ...rest)) as typeof process.stderr.write);
+    vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) =>
+      String(chunk).startsWith('{"level"')
+        ? true
+        : stdoutWrite(chunk as string, ...rest)) as typeof process.stdout.write);
   });
+  const stdoutWrite = process.stdout.write.bind(process.stdout);
   afterAll(async () => {
+    vi.restoreAllMocks();
     for (const [route, statuses] of Object.entries(seen))
       process.stderr.write(`fuzz ${route}: ${JSON.stringify(statuses)}\n`);
     process.off('unhandledRejection', onUnhandled);

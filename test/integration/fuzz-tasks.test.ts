@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TallyError } from '../../functions/core/errors.js';
 import { lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
@@ -27,8 +27,20 @@ describe('task and event inputs under fuzzing', { timeout: 600_000 }, () => {
     await admin.connect();
     topic = await createTopic(admin, 1);
     process.on('unhandledRejection', onUnhandled);
+    // Tens of thousands of refused inputs each log a line: kept out of the test output.
+    const write = process.stderr.write.bind(process.stderr);
+    vi.spyOn(process.stderr, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) =>
+      String(chunk).startsWith('{"level"')
+        ? true
+        : write(chunk as string, ...rest)) as typeof process.stderr.write);
+    vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) =>
+      String(chunk).startsWith('{"level"')
+        ? true
+        : stdoutWrite(chunk as string, ...rest)) as typeof process.stdout.write);
   });
+  const stdoutWrite = process.stdout.write.bind(process.stdout);
   afterAll(async () => {
+    vi.restoreAllMocks();
     process.off('unhandledRejection', onUnhandled);
     await admin.disconnect();
   });

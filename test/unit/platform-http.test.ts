@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { idempotencyError } from '../../functions/adapters/dynamodb/idempotency.js';
 import {
   ConfigurationError,
   ConflictError,
@@ -100,13 +101,13 @@ describe('errorResponse: Tally errors', () => {
   });
 });
 
-describe('errorResponse: Powertools idempotency errors', () => {
+describe('Powertools idempotency errors, as ours (the guard), then as HTTP', () => {
   it('IdempotencyAlreadyInProgressError is a retriable 409', () => {
     const error = Object.assign(new Error('record abc is in progress'), {
       name: 'IdempotencyAlreadyInProgressError',
     });
 
-    const response = errorResponse(error, 'req-1');
+    const response = errorResponse(idempotencyError(error), 'req-1');
 
     expect(response.statusCode).toBe(409);
     const body = bodyOf(response);
@@ -119,7 +120,7 @@ describe('errorResponse: Powertools idempotency errors', () => {
       name: 'IdempotencyValidationError',
     });
 
-    const response = errorResponse(error, 'req-1');
+    const response = errorResponse(idempotencyError(error), 'req-1');
 
     expect(response.statusCode).toBe(422);
     const body = bodyOf(response);

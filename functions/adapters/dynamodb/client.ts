@@ -21,7 +21,13 @@ export function createDynamoDbClients(options: DynamoDbOptions): {
   const client = new DynamoDBClient({
     region: options.region,
     maxAttempts: 2,
-    requestHandler: { connectionTimeout: options.timeoutMs, requestTimeout: options.timeoutMs },
+    requestHandler: {
+      connectionTimeout: options.timeoutMs,
+      requestTimeout: options.timeoutMs,
+      // Without it the SDK only logs a warning when a request outlives requestTimeout and keeps
+      // waiting: a stalled DynamoDB would hold the request until Lambda's deadline.
+      throwOnRequestTimeout: true,
+    },
     ...(options.endpoint && {
       endpoint: options.endpoint,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },

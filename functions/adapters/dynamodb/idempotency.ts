@@ -2,12 +2,35 @@ import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempo
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
+import { ConflictError, UnprocessableInputError } from '../../core/errors.js';
 
 /** What a request produced, and whether it may be stored as the answer to every retry. */
 export interface IdempotentWork<T> {
   readonly response: T;
   /** False while any record is NOT_SENT or UNKNOWN: a retry must be able to send again. */
   readonly settled: boolean;
+}
+
+/**
+ * Powertools' idempotency errors as ours, so HTTP callers and Step Functions (by the stable
+ * error name) get the same answer: a request with the key still running is a retriable
+ * conflict; the key reused for a different request cannot be processed.
+ */
+export function idempotencyError(error: unknown): unknown {
+  const name = (error as Error | null)?.name;
+  if (name === 'IdempotencyAlreadyInProgressError') {
+    return new ConflictError(
+      'Idempotency-Key: a request with this key is still in progress; retry later',
+      { field: 'Idempotency-Key', cause: error },
+    );
+  }
+  if (name === 'IdempotencyValidationError') {
+    return new UnprocessableInputError(
+      'Idempotency-Key: this key was already used for a different request',
+      { field: 'Idempotency-Key', cause: error },
+    );
+  }
+  return error;
 }
 
 class Unsettled<T> extends Error {
@@ -19,7 +42,7 @@ class Unsettled<T> extends Error {
 /**
  * Idempotency-Key handling on top of Powertools (DynamoDB persistence): a completed request's
  * response is returned again without producing, a different body under the same key is refused
- * (IdempotencyValidationError), a concurrent repeat is refused (IdempotencyAlreadyInProgressError).
+ * (UnprocessableInputError, 422), a concurrent repeat is refused (ConflictError, 409).
  * Extension: a request whose outcome is not settled is not stored, so its retry runs again — with
  * the same sequence numbers, which the reservations table keeps.
  */
@@ -58,7 +81,7 @@ export function createIdempotencyGuard(
       // The records' fate is known even when Powertools could not store or clear its record.
       if (error instanceof Unsettled) return error.response as T;
       if (produced !== undefined) return produced.response;
-      throw error;
+      throw idempotencyError(error);
     }
   };
 }

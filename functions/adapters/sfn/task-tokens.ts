@@ -17,6 +17,7 @@ export function createTaskTokens(options: { region: string; endpoint: string | u
   const client = new SFNClient({
     region: options.region,
     maxAttempts: 2,
+    requestHandler: { connectionTimeout: 3000, requestTimeout: 5000, throwOnRequestTimeout: true },
     ...(options.endpoint && {
       endpoint: options.endpoint,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
