@@ -282,4 +282,32 @@ describe('audit', () => {
     expect(next).toMatchObject({ complete: true, scanned: 3, scannedTotal: 3 });
     expect(next.streams.find((s) => s.stream === topic)).toMatchObject({ inLog: 3, lost: [] });
   });
+
+  it('lets only one of several audits of a topic at once save its checkpoint; the rest answer 409', async () => {
+    const topic = await createTopic(admin, 1);
+    await publish(topic, ['a', 'b', 'c']);
+    const { handler } = await import('../../functions/audit/http-handler.js');
+    const run = () =>
+      handler(
+        httpEvent({
+          pathParameters: { cluster_id: inject('kafkaClusterId') },
+          body: JSON.stringify({ topic }),
+        }),
+        lambdaContext(),
+      ) as Promise<{ statusCode: number; body: string }>;
+    const answers = await Promise.all([run(), run(), run()]);
+    const statuses = answers.map((a) => a.statusCode).sort();
+    expect(statuses[0]).toBe(200);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    for (const conflict of answers.filter((a) => a.statusCode === 409)) {
+      expect(JSON.parse(conflict.body)).toMatchObject({ error_code: 409, retriable: true });
+    }
+    // The checkpoint one of them saved is whole: the next run reads nothing again.
+    const next = await audit(topic);
+    expect(next).toMatchObject({ complete: true, scanned: 0, scannedTotal: 3 });
+    expect(next.streams.find((s) => s.stream === topic)).toMatchObject({
+      inLog: 3,
+      producerDuplicates: [],
+    });
+  });
 });
