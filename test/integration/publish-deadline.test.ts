@@ -1,7 +1,9 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { AuditReport } from '../../functions/core/audit.js';
+import { tableEnvironment } from '../../infra/local/local-tables.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { httpEvent } from '../helpers/http-event.js';
+import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { headerText, loadHandlers, readBack, reportLines } from '../helpers/publish-client.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
@@ -30,10 +32,8 @@ describe('deadlines with a paused broker', () => {
     Object.assign(process.env, {
       KAFKA_BROKERS: stack.kafkaBrokers,
       DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
-      TALLY_STREAMS_TABLE: stack.tables.StreamsTable,
-      TALLY_LEDGER_TABLE: stack.tables.LedgerTable,
-      TALLY_RESERVATIONS_TABLE: stack.tables.ReservationsTable,
-      TALLY_IDEMPOTENCY_TABLE: stack.tables.IdempotencyTable,
+      ...tableEnvironment(stack.tables),
+      TALLY_AUDIT_HORIZON_SECONDS: '0',
       LOG_LEVEL: 'error',
     });
     topic = uniqueName('paused');
@@ -101,5 +101,26 @@ describe('deadlines with a paused broker', () => {
     expect(seqs.filter((s) => s === '1')).toHaveLength(1);
     expect(seqs.filter((s) => s === '2').length).toBeGreaterThanOrEqual(1);
     expect(seqs.filter((s) => s !== '1' && s !== '2')).toEqual([]);
+
+    // The audit explains it: nothing lost, no UNKNOWN left, and seq 2 at most twice — a
+    // producer-side duplicate naming both copies and their sessions.
+    const { handler: auditNow } = await import('../../functions/audit/http-handler.js');
+    const audited = await auditNow(
+      httpEvent({ pathParameters: { cluster_id: clusterId }, body: JSON.stringify({ topic }) }),
+      lambdaContext(),
+    );
+    expect(audited.statusCode, audited.body).toBe(200);
+    const findings = (JSON.parse(audited.body ?? '{}') as AuditReport).streams.find(
+      (s) => s.stream === topic,
+    );
+    expect(findings).toMatchObject({ lost: [], unknownAbsent: [] });
+    const copies = seqs.filter((s) => s === '2').length;
+    expect(findings?.producerDuplicates).toEqual(
+      copies === 1 ? [] : [expect.objectContaining({ seq: 2, times: 2 })],
+    );
+    for (const duplicate of findings?.producerDuplicates ?? []) {
+      expect(duplicate.copies).toHaveLength(2);
+      expect(new Set(duplicate.copies.map((c) => c.session)).size).toBe(2);
+    }
   }, 60_000);
 });
