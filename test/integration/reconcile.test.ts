@@ -244,6 +244,25 @@ describe('reconcile', () => {
     expect(lost.lost?.lastGoodOffset).toBe(8);
   });
 
+  it('keeps history whole when two runs overlap (overlapping schedules): no false REWIND or LOST', async () => {
+    const topic = await createTopic(admin, 1);
+    const group = uniqueName('g-overlap');
+    await produce(topic, 6);
+    await consumeAndLeave(group, topic, 6);
+    await reconcile();
+    const [a, b] = await Promise.all([reconcile(), reconcile()]);
+    for (const report of [a, b]) {
+      expect(report.complete).toBe(true);
+      expect(partitionOf(report, group, 0)).toMatchObject({ committed: 6 });
+      expect(['REWIND', 'LOST']).not.toContain(partitionOf(report, group, 0).status);
+    }
+    // A later run reads the history both wrote (conditional writes: one may have lost and said
+    // so in historyConflicts) and still sees one consistent window.
+    const next = partitionOf(await reconcile(), group, 0);
+    expect(next).toMatchObject({ committed: 6 });
+    expect(['REWIND', 'LOST']).not.toContain(next.status);
+  });
+
   it('flags OUT_OF_RANGE with the number of records deleted before they were consumed', async () => {
     const topic = await createTopic(admin, 1);
     const group = uniqueName('g-range');
