@@ -25,7 +25,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { build } from 'esbuild';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
-import { httpEvent, lambdaContext } from '../test/helpers/http-event.js';
+import { httpEvent, lambdaContext, testAuthEnv } from '../test/helpers/http-event.js';
 import { type Spread, shown, spread, writeResults } from './harness.js';
 
 type Mode = 'all' | 'single' | 'batch';
@@ -275,6 +275,7 @@ const stack = await startLocalStack({
   ...(givenApi ? { tablePrefix: `bench-${runId}-` } : { api: true }),
 });
 const apiUrl = givenApi || (stack.apiUrl as string);
+const apiToken = process.env.BENCH_API_TOKEN?.trim() || (stack.apiToken as string);
 const stackReadyMs = performance.now() - wallStart;
 const ourPids = new Set(stack.processes.map((managed) => String(managed.pid)));
 const otherJavaAtStart = javaProcesses().filter((line) => !ourPids.has(line.split(' ')[0] ?? ''));
@@ -356,6 +357,8 @@ try {
     AWS_REGION: 'us-east-1',
     LOG_LEVEL: 'error',
     TALLY_MAX_BATCH_ENTRIES: String(BATCH_RECORDS),
+    // The in-process handler's requests carry the test token (httpEvent).
+    ...testAuthEnv(),
   });
 
   adminKafka = new Kafka({
@@ -421,7 +424,7 @@ try {
   const viaApi = async (path: string, body: string) => {
     const response = await fetch(`${apiUrl}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiToken}` },
       body,
     });
     return { statusCode: response.status, body: await response.text() } satisfies Response;

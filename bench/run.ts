@@ -76,6 +76,7 @@ try {
     KAFKA_BROKERS: stack.kafkaBrokers,
     DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
     BENCH_API_URL: stack.apiUrl,
+    BENCH_API_TOKEN: stack.apiToken,
     BENCH_COLLECTED: '1',
   };
   for (const section of sections) {

@@ -4,7 +4,7 @@ import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../p
 import { parseAuditRequest } from './request.js';
 import { auditRuntime } from './runtime.js';
 
-export const handler = httpHandler(async (event, context) => {
+export const handler = httpHandler('admin', async (event, context) => {
   const rt = await auditRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.clusterId());

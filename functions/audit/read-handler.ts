@@ -6,7 +6,7 @@ import { NotFoundError } from '../core/errors.js';
 import { header, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
 import { auditRuntime } from './runtime.js';
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('read', async (event) => {
   const rt = await auditRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   const auditId = idParameter(event, 'audit_id');

@@ -66,6 +66,13 @@ export class NotFoundError extends TallyError {
   readonly retriable = false;
 }
 
+/** No credentials, or credentials that are not valid (401). */
+export class UnauthorizedError extends TallyError {
+  readonly code = 'UNAUTHORIZED';
+  readonly status = 401;
+  readonly retriable = false;
+}
+
 /** Internal topics, topics outside the allow-list (403). */
 export class ForbiddenError extends TallyError {
   readonly code = 'FORBIDDEN';

@@ -4,7 +4,9 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
+import { requireScope, type Scope } from '../core/access.js';
 import { InvalidInputError, NotFoundError, TallyError } from '../core/errors.js';
+import { loadAuthenticate, rememberCaller } from './auth.js';
 import { log } from './log.js';
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -81,8 +83,23 @@ function errorsToHttp(): MiddlewareObj<HttpEvent, HttpResponse> {
 }
 
 /** The one middy stack every HTTP function uses. */
-export function httpHandler(route: HttpRoute) {
-  return middy<HttpEvent, HttpResponse>().use(errorsToHttp()).handler(route);
+let authenticate: ReturnType<typeof loadAuthenticate> | undefined;
+
+/** Refuses a request without a caller (401) or without the route's scope (403), before the route. */
+function access(scope: Scope): MiddlewareObj<HttpEvent, HttpResponse> {
+  return {
+    before: async (request) => {
+      authenticate ??= loadAuthenticate();
+      const who = authenticate(request.event);
+      requireScope(who, scope);
+      rememberCaller(request.event, who);
+    },
+  };
+}
+
+/** The one middy stack of every HTTP route: who may call it, and errors as JSON. */
+export function httpHandler(scope: Scope, route: HttpRoute) {
+  return middy<HttpEvent, HttpResponse>().use(errorsToHttp()).use(access(scope)).handler(route);
 }
 
 /** A request header, case-insensitively (API Gateway v2 lower-cases them already). */

@@ -6,7 +6,7 @@ import { recordReport } from '../core/reports.js';
 import { httpHandler, json } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 
-export const handler = httpHandler(async (event, context) => {
+export const handler = httpHandler('publish', async (event, context) => {
   const { rt, clusterId, options, values } = await beginV3Produce(event, context);
   if (values.length !== 1) {
     throw new InvalidInputError('body: must be exactly one JSON object {entries: [...]}', {

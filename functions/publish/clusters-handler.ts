@@ -13,7 +13,7 @@ function cluster(base: string, clusterId: string) {
   };
 }
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('read', async (event) => {
   const rt = await publishRuntime();
   const clusterId = await rt.catalog.clusterId();
   const base = baseUrl(event);

@@ -26,7 +26,7 @@ function describe(block: LedgerBlock, from: number, to: number) {
   return records;
 }
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('read', async (event) => {
   const rt = await publishRuntime();
   await checkCluster(rt, pathParameter(event, 'cluster_id'));
   const query = event.queryStringParameters ?? {};

@@ -6,7 +6,7 @@ import { httpStatusOf, recordReport } from '../core/reports.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 
-export const handler = httpHandler(async (event, context) => {
+export const handler = httpHandler('publish', async (event, context) => {
   const { rt, clusterId, options, values } = await beginV3Produce(event, context);
   if (values.length === 0) {
     throw new UnprocessableInputError('body: at least one record is required', { field: 'body' });

@@ -1,10 +1,12 @@
 import type { Context } from 'aws-lambda';
+import { requirePublishTo } from '../core/access.js';
 import { Deadline } from '../core/deadline.js';
 import { InvalidInputError, OverloadedError, PayloadTooLargeError } from '../core/errors.js';
 import { parseJsonSequence } from '../core/json-stream.js';
 import { isSettled } from '../core/outcomes.js';
 import type { PublishRequest, PublishResult } from '../core/publish.js';
 import { checkTopic, fingerprint } from '../core/publish-plan.js';
+import { callerOf } from '../platform/auth.js';
 import {
   bodyBytes,
   type HttpEvent,
@@ -44,7 +46,7 @@ export function requestOptions(
   topic: string,
 ) {
   const timeout = header(event, 'tally-timeout-ms');
-  return publishOptions(
+  const options = publishOptions(
     {
       topic,
       stream: header(event, 'tally-stream'),
@@ -55,6 +57,10 @@ export function requestOptions(
     rt,
     { stream: 'Tally-Stream', idempotencyKey: 'Idempotency-Key', timeoutMs: 'Tally-Timeout-Ms' },
   );
+  // The API's own allow-list was checked with the topic's name; now the caller's.
+  const who = callerOf(event);
+  if (who) requirePublishTo(who, topic);
+  return options;
 }
 
 /**

@@ -8,7 +8,7 @@ import { header, httpHandler, json, pathParameter } from '../platform/http.js';
 import { bodyText, requestOptions, runPublish } from './request.js';
 import { publishRuntime } from './runtime.js';
 
-export const handler = httpHandler(async (event, context) => {
+export const handler = httpHandler('publish', async (event, context) => {
   const rt = await publishRuntime();
   const format = v2Format(header(event, 'content-type'));
   const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));

@@ -4,7 +4,7 @@ import { parseReceipts } from '../core/receipts-input.js';
 import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../platform/http.js';
 import { receiptsRuntime } from './runtime.js';
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('receipts', async (event) => {
   const rt = await receiptsRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.clusterId());

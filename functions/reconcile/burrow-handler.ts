@@ -5,7 +5,7 @@ import type { GroupReport } from '../core/reconcile.js';
 import { httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('read', async (event) => {
   const rt = await reconcileRuntime();
   const cluster = pathParameter(event, 'cluster');
   const group = idParameter(event, 'group');

@@ -6,7 +6,7 @@ import type { GroupReport } from '../core/reconcile.js';
 import { baseUrl, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('read', async (event) => {
   const rt = await reconcileRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   const group = idParameter(event, 'group_id');

@@ -2,7 +2,7 @@
 import { httpHandler, json, pathParameter, requireCluster } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('admin', async (event) => {
   const rt = await reconcileRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.source.clusterId());

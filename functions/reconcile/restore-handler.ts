@@ -29,7 +29,7 @@ function executeFlag(event: HttpEvent): boolean {
   return body.execute === true;
 }
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('admin', async (event) => {
   const rt = await reconcileRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.source.clusterId());

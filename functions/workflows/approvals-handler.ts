@@ -5,6 +5,7 @@
 // workflow; reject fails its waiting task with `ApprovalRejected`. A token is decided once.
 import { InvalidInputError } from '../core/errors.js';
 import { isPlainObject, rejectUnknownFields } from '../core/record-input.js';
+import { callerOf } from '../platform/auth.js';
 import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../platform/http.js';
 import { workflowRuntime } from './runtime.js';
 
@@ -34,7 +35,7 @@ function parseDecision(body: unknown) {
   };
 }
 
-export const handler = httpHandler(async (event) => {
+export const handler = httpHandler('admin', async (event) => {
   const rt = await workflowRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.clusterId());
@@ -44,7 +45,10 @@ export const handler = httpHandler(async (event) => {
       field: 'token',
     });
   }
-  const { decision, by, reason } = parseDecision(jsonBody(event));
+  const decided = parseDecision(jsonBody(event));
+  const { decision, reason } = decided;
+  // Who decided is the authenticated caller, whatever the body says.
+  const by = callerOf(event)?.id ?? decided.by;
   const approval = await rt.approvals.decide(token, {
     state: decision === 'approve' ? 'APPROVED' : 'REJECTED',
     by,
@@ -68,7 +72,7 @@ export const handler = httpHandler(async (event) => {
   });
 });
 
-export const list = httpHandler(async (event) => {
+export const list = httpHandler('admin', async (event) => {
   const rt = await workflowRuntime();
   requireCluster(pathParameter(event, 'cluster_id'), await rt.clusterId());
   const pending = await rt.approvals.pending();

@@ -47,6 +47,9 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       String(lambdaPort),
       '--localEnvironment',
       '--noTimeout',
+      // API Gateway's JWT authorizer does not run locally: the functions check the bearer
+      // tokens of TALLY_AUTH_TOKENS themselves (TALLY_AUTH=tokens).
+      '--noAuth',
     ],
     cwd: ROOT,
     logFile: join(options.workDir, 'api.log'),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,8 @@ export interface LocalStack {
   readonly apiUrl: string | undefined;
   /** The local state machines (and task-token API), served with the API. */
   readonly stepFunctionsUrl: string | undefined;
+  /** The bearer token the local API accepts (every scope), when the API was asked for. */
+  readonly apiToken: string | undefined;
   /** Logical id from infra/resources/tables.yml → table name. */
   readonly tables: Readonly<Record<string, string>>;
   /** The processes this stack started (none for services given by the environment). */
@@ -140,6 +143,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ).finally(() => client.destroy());
     let apiUrl: string | undefined;
     let stepFunctionsUrl: string | undefined;
+    let apiToken: string | undefined;
     if (options.api) {
       // The state machines' Task states call the functions serverless-offline serves; its
       // approvals route answers a waiting task through this endpoint, as through AWS's API.
@@ -156,12 +160,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await served.close();
       });
       stepFunctionsUrl = served.url;
+      // A bearer token for this run, with every scope (printed in the ready line).
+      apiToken = `tally-local-${randomBytes(24).toString('base64url')}`;
       const api = await startLocalApi({
         kafkaBrokers,
         dynamodbEndpoint,
         workDir,
         timeoutMs: 120_000,
-        env: { TALLY_STEP_FUNCTIONS_ENDPOINT: served.url },
+        env: {
+          TALLY_STEP_FUNCTIONS_ENDPOINT: served.url,
+          TALLY_AUTH: 'tokens',
+          TALLY_AUTH_TOKENS: JSON.stringify({
+            [apiToken]: { caller: 'local', scopes: ['admin'], topics: ['*'] },
+          }),
+        },
       });
       processes.push(api.process);
       apiUrl = api.url;
@@ -189,8 +201,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       timings,
       unexpectedExit,
       stepFunctionsUrl,
+      apiToken,
       readyLine: () =>
-        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${apiUrl ? ` api=${apiUrl}` : ''}${stepFunctionsUrl ? ` state-machines=${stepFunctionsUrl}/local/state-machines` : ''}`,
+        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${apiUrl ? ` api=${apiUrl}` : ''}${stepFunctionsUrl ? ` state-machines=${stepFunctionsUrl}/local/state-machines` : ''}${apiToken ? ` token=${apiToken}` : ''}`,
       stop,
     };
   } catch (error) {

@@ -1,5 +1,24 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 
+/** The bearer token every test request carries unless it says otherwise (caller "test", admin). */
+export const TEST_TOKEN = 'tally-test-token-admin-0001';
+
+/** The authentication configuration that accepts TEST_TOKEN (and the narrower test tokens). */
+export function testAuthEnv(): Record<string, string> {
+  return {
+    TALLY_AUTH: 'tokens',
+    TALLY_AUTH_TOKENS: JSON.stringify({
+      [TEST_TOKEN]: { caller: 'test', scopes: ['admin'], topics: ['*'] },
+      'tally-test-token-reader-0001': { caller: 'reader', scopes: ['read'] },
+      'tally-test-token-orders-0001': {
+        caller: 'orders-publisher',
+        scopes: ['publish'],
+        topics: ['orders*'],
+      },
+    }),
+  };
+}
+
 export interface EventOptions {
   readonly routeKey?: string;
   readonly pathParameters?: Record<string, string>;
@@ -16,10 +35,11 @@ export function httpEvent(options: EventOptions = {}): APIGatewayProxyEventV2 {
     rawPath: '/test',
     rawQueryString: new URLSearchParams(options.query ?? {}).toString(),
     headers: Object.fromEntries(
-      Object.entries({ 'content-type': 'application/json', ...options.headers }).map(([k, v]) => [
-        k.toLowerCase(),
-        v,
-      ]),
+      Object.entries({
+        'content-type': 'application/json',
+        authorization: `Bearer ${TEST_TOKEN}`,
+        ...options.headers,
+      }).map(([k, v]) => [k.toLowerCase(), v]),
     ),
     ...(options.query && { queryStringParameters: options.query }),
     ...(options.pathParameters && { pathParameters: options.pathParameters }),

@@ -4,6 +4,7 @@ import {
   localDynamoDbClient,
   tableEnvironment,
 } from '../../infra/local/local-tables.js';
+import { testAuthEnv } from './http-event.js';
 import { uniqueName } from './unique-name.js';
 
 /**
@@ -22,6 +23,7 @@ export async function usePublishEnv(
     ...tableEnvironment(tables),
     AWS_REGION: 'us-east-1',
     LOG_LEVEL: 'error',
+    ...testAuthEnv(),
     ...extra,
   };
   Object.assign(process.env, env);

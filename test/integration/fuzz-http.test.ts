@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { lambdaContext } from '../helpers/http-event.js';
+import { lambdaContext, TEST_TOKEN } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
@@ -237,8 +237,9 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
       'tally-stream': mostly(fc.stringMatching(/^[A-Za-z0-9._:-]{1,30}$/)),
       'tally-timeout-ms': mostly(fc.integer({ min: 1, max: 30_000 }).map(String)),
       accept: mostly(fc.constant('text/html')),
+      authorization: mostly(fc.constant(`Bearer ${TEST_TOKEN}`)),
     },
-    { requiredKeys: [] },
+    { requiredKeys: ['authorization'] },
   );
   const query = fc.option(
     fc.dictionary(fc.constantFrom('stream', 'seq', 'idempotency_key', 'format', 'x'), text, {

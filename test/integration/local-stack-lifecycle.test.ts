@@ -6,7 +6,7 @@ import { descendants, isAlive, spawnTs, waitFor, watchLines } from '../helpers/p
 
 // Each case starts a stack of its own (a real broker and DynamoDB API) and ends it another way.
 const READY =
-  /^tally ready: kafka=127\.0\.0\.1:\d+ dynamodb=http:\/\/127\.0\.0\.1:\d+ api=http:\/\/127\.0\.0\.1:\d+ state-machines=http:\/\/127\.0\.0\.1:\d+\/local\/state-machines$/;
+  /^tally ready: kafka=127\.0\.0\.1:\d+ dynamodb=http:\/\/127\.0\.0\.1:\d+ api=http:\/\/127\.0\.0\.1:\d+ state-machines=http:\/\/127\.0\.0\.1:\d+\/local\/state-machines token=tally-local-[\w-]{32}$/;
 const START = 'infra/local/start.ts';
 
 function ownServicesEnv(): NodeJS.ProcessEnv {
@@ -27,6 +27,16 @@ async function startLauncher() {
   expect(ready).toMatch(READY);
   const [, kafka = '', dynamodb = ''] = /kafka=(\S+) dynamodb=(\S+)/.exec(ready) ?? [];
   const stateMachines = /state-machines=(\S+)/.exec(ready)?.[1] ?? '';
+  // Every route needs the printed bearer token.
+  const api = /api=(\S+)/.exec(ready)?.[1] ?? '';
+  const token = /token=(\S+)/.exec(ready)?.[1] ?? '';
+  const anonymous = await fetch(`${api}/v3/clusters`);
+  expect(anonymous.status).toBe(401);
+  expect(await anonymous.json()).toMatchObject({ error_code: 401, field: 'Authorization' });
+  const known = await fetch(`${api}/v3/clusters`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(known.status).toBe(200);
   expect(await (await fetch(stateMachines)).json()).toEqual({
     stateMachines: ['offset-repair', 'publish-and-verify'],
   });
@@ -129,7 +139,7 @@ describe('local stack lifecycle', { timeout: 180_000 }, () => {
     const ready = await watchLines(child).next(/^tally ready:/, 30_000);
     expect(ready).toMatch(
       new RegExp(
-        `^tally ready: kafka=${kafka} dynamodb=${dynamodb} api=http://127\\.0\\.0\\.1:\\d+ state-machines=\\S+$`,
+        `^tally ready: kafka=${kafka} dynamodb=${dynamodb} api=http://127\\.0\\.0\\.1:\\d+ state-machines=\\S+ token=\\S+$`,
       ),
     );
     expect(descendants(child.pid as number).filter((p) => p.command.includes('java'))).toEqual([]);

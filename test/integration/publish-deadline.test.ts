@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuditReport } from '../../functions/core/audit.js';
 import { tableEnvironment } from '../../infra/local/local-tables.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { httpEvent, lambdaContext } from '../helpers/http-event.js';
+import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
 import { headerText, loadHandlers, readBack, reportLines } from '../helpers/publish-client.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
@@ -33,6 +33,7 @@ describe('deadlines with a paused broker', () => {
       KAFKA_BROKERS: stack.kafkaBrokers,
       DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
       ...tableEnvironment(stack.tables),
+      ...testAuthEnv(),
       TALLY_AUDIT_HORIZON_SECONDS: '0',
       LOG_LEVEL: 'error',
     });

@@ -80,6 +80,17 @@ describe('serverless package (offline, no AWS credentials)', () => {
     const routeKeys = Object.values(template.Resources)
       .filter((resource) => resource.Type === 'AWS::ApiGatewayV2::Route')
       .map((resource) => resource.Properties.RouteKey);
+    // Every route is behind the JWT authorizer, with the route's scope (or admin).
+    const routeResources = Object.values(template.Resources).filter(
+      (resource) => resource.Type === 'AWS::ApiGatewayV2::Route',
+    );
+    expect(routeResources.length).toBe(16);
+    for (const route of routeResources) {
+      expect(route.Properties, String(route.Properties.RouteKey)).toMatchObject({
+        AuthorizationType: 'JWT',
+        AuthorizationScopes: expect.arrayContaining(['tally/admin']),
+      });
+    }
     for (const [name, keys] of Object.entries(routes)) {
       const fn = template.Resources[`${name}LambdaFunction`];
       expect(fn?.Type, name).toBe('AWS::Lambda::Function');
