@@ -1,7 +1,8 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { fuzzingGuard } from '../helpers/fuzzing.js';
 import { lambdaContext, TEST_TOKEN } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';
@@ -104,31 +105,19 @@ const HEAVY: Record<string, { load: () => Promise<Handler>; routeKey: string; pa
 describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
   const admin: Admin = testKafka('tally-test-fuzz').admin();
   let topic: string;
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  const guard = fuzzingGuard();
+  const { unhandled } = guard;
 
   beforeAll(async () => {
     await usePublishEnv({ TALLY_AUDIT_HORIZON_SECONDS: '0' });
     await admin.connect();
     topic = await createTopic(admin, 2);
-    process.on('unhandledRejection', onUnhandled);
-    // Tens of thousands of refused inputs each log a line: kept out of the test output.
-    const write = process.stderr.write.bind(process.stderr);
-    vi.spyOn(process.stderr, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) =>
-      String(chunk).startsWith('{"level"')
-        ? true
-        : write(chunk as string, ...rest)) as typeof process.stderr.write);
-    vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) =>
-      String(chunk).startsWith('{"level"')
-        ? true
-        : stdoutWrite(chunk as string, ...rest)) as typeof process.stdout.write);
+    guard.start();
   });
-  const stdoutWrite = process.stdout.write.bind(process.stdout);
   afterAll(async () => {
-    vi.restoreAllMocks();
+    guard.stop();
     for (const [route, statuses] of Object.entries(seen))
       process.stderr.write(`fuzz ${route}: ${JSON.stringify(statuses)}\n`);
-    process.off('unhandledRejection', onUnhandled);
     await admin.disconnect();
   });
 

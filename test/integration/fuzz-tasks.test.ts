@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TallyError } from '../../functions/core/errors.js';
+import { fuzzingGuard } from '../helpers/fuzzing.js';
 import { lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';
@@ -19,29 +20,17 @@ type Task = (input: any, context: any) => Promise<unknown>;
 describe('task and event inputs under fuzzing', { timeout: 600_000 }, () => {
   const admin: Admin = testKafka('tally-test-fuzz-tasks').admin();
   let topic: string;
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  const guard = fuzzingGuard();
+  const { unhandled } = guard;
 
   beforeAll(async () => {
     await usePublishEnv({ TALLY_RECEIPTS_GROUP: 'fuzz-downstream' });
     await admin.connect();
     topic = await createTopic(admin, 1);
-    process.on('unhandledRejection', onUnhandled);
-    // Tens of thousands of refused inputs each log a line: kept out of the test output.
-    const write = process.stderr.write.bind(process.stderr);
-    vi.spyOn(process.stderr, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) =>
-      String(chunk).startsWith('{"level"')
-        ? true
-        : write(chunk as string, ...rest)) as typeof process.stderr.write);
-    vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) =>
-      String(chunk).startsWith('{"level"')
-        ? true
-        : stdoutWrite(chunk as string, ...rest)) as typeof process.stdout.write);
+    guard.start();
   });
-  const stdoutWrite = process.stdout.write.bind(process.stdout);
   afterAll(async () => {
-    vi.restoreAllMocks();
-    process.off('unhandledRejection', onUnhandled);
+    guard.stop();
     await admin.disconnect();
   });
 
