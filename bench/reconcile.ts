@@ -469,9 +469,9 @@ try {
     for (let r = 1; r < WARM_RUNS; r++) warmRuns.push(await runOnce('warm'));
     await runtime.source.close();
 
-    // One ListGroups, one DescribeGroups per 50 groups, one OffsetFetch per group, one ListOffsets
+    // One ListGroups, one Metadata, one DescribeGroups per 50 groups, one OffsetFetch per group, one ListOffsets
     // per topic (group-reader.ts).
-    const expectedAdminCalls = 1 + Math.ceil(n / 50) + n + 1;
+    const expectedAdminCalls = 2 + Math.ceil(n / 50) + n + 1;
     for (const [which, run] of [
       ['cold', cold],
       ['warm', warm],

@@ -326,7 +326,7 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
     if (statusCode === 400) {
       const named =
         typeof error.field === 'string' ||
-        /^("(?:[^"\\]|\\.)*"|[^\s:]+): /.test(String(error.message));
+        /^(?:"(?:[^"\\]|\\.)*"|[^\s:"])+: /.test(String(error.message));
       expect(named, `${where} → ${body}`).toBe(true);
     }
   }

@@ -263,6 +263,25 @@ describe('reconcile', () => {
     expect(['REWIND', 'LOST']).not.toContain(next.status);
   });
 
+  it('keeps working after a topic it read is deleted (kafkajs keeps stale metadata targets)', async () => {
+    // Clients of this test only: a deleted topic would poison the shared ones the same way.
+    const own = testKafka('tally-test-deleted-topic');
+    const ownAdmin = own.admin();
+    const ownProducer = own.producer();
+    await Promise.all([ownAdmin.connect(), ownProducer.connect()]);
+    const topic = await createTopic(ownAdmin, 1);
+    const group = uniqueName('g-deleted-topic');
+    await ownProducer.send({ topic, acks: -1, messages: [{ value: 'a' }, { value: 'b' }] });
+    await ownProducer.disconnect();
+    await consumeAndLeave(group, topic, 2);
+    await reconcile(); // the reconcile admin client now asks about this topic on every refresh
+    await ownAdmin.deleteGroups([group]);
+    await ownAdmin.deleteTopics({ topics: [topic] });
+    await ownAdmin.disconnect();
+    const after = await reconcile();
+    expect(after.groups.some((g) => g.group === group)).toBe(false);
+  });
+
   it('flags OUT_OF_RANGE with the number of records deleted before they were consumed', async () => {
     const topic = await createTopic(admin, 1);
     const group = uniqueName('g-range');

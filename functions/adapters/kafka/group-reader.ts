@@ -1,4 +1,5 @@
 import { AssignerProtocol, type Kafka } from 'kafkajs';
+import { DependencyUnavailableError, TallyError } from '../../core/errors.js';
 import type {
   ClusterSnapshot,
   GroupMember,
@@ -7,7 +8,15 @@ import type {
   PartitionOffsets,
 } from '../../core/reconcile-ports.js';
 import { createClusterIdentity } from './cluster-identity.js';
-import { lazyAdmin } from './lazy-admin.js';
+import { isStaleTopicError, lazyAdmin } from './lazy-admin.js';
+
+function kafkaUnavailable(error: unknown): unknown {
+  if (error instanceof TallyError) return error;
+  return new DependencyUnavailableError(
+    `Kafka did not answer while reading consumer groups (${(error as Error)?.name ?? 'error'})`,
+    { cause: error },
+  );
+}
 
 const DESCRIBE_BATCH = 50;
 
@@ -23,15 +32,33 @@ function decodeAssignment(raw: Buffer): GroupMember['assignment'] {
 
 /**
  * Reads the truth about consumer groups from Kafka with the admin client. Calls grow linearly:
- * one ListGroups, one DescribeGroups per 50 groups, one OffsetFetch per group, one ListOffsets
- * per topic involved. A group that cannot be read is named in `unreadable`, not guessed.
+ * one ListGroups, one Metadata (the topics that exist), one DescribeGroups per 50 groups, one
+ * OffsetFetch per group, one ListOffsets per topic involved. A group that cannot be read is named in `unreadable`, not guessed.
  */
 export function createGroupSource(
   kafka: Kafka,
 ): GroupSource & { clusterId(): Promise<string>; close(): Promise<void> } {
   const connected = lazyAdmin(kafka);
 
+  /**
+   * A topic deleted since the admin client last asked about it fails every call of that client:
+   * then the read is done once more with a fresh one. What still fails is a dependency failure.
+   */
   async function read(also: ReadonlyMap<string, ReadonlySet<string>>): Promise<ClusterSnapshot> {
+    try {
+      return await readOnce(also);
+    } catch (error) {
+      if (!isStaleTopicError(error)) throw kafkaUnavailable(error);
+      connected.reset();
+      return await readOnce(also).catch((again: unknown) => {
+        throw kafkaUnavailable(again);
+      });
+    }
+  }
+
+  async function readOnce(
+    also: ReadonlyMap<string, ReadonlySet<string>>,
+  ): Promise<ClusterSnapshot> {
     const client = await connected();
     let adminCalls = 0;
     const call = <T>(work: Promise<T>) => {
@@ -41,6 +68,9 @@ export function createGroupSource(
     const observedAt = Date.now();
     const unreadable: string[] = [];
     const { groups: listed } = await call(client.listGroups());
+    // Topics deleted since history mentioned them are left out: asking about one would make it a
+    // metadata target of this client, and every later call of the client would fail.
+    const existing = new Set(await call(client.listTopics()));
     const live = listed.map((g) => g.groupId);
     const descriptions = new Map<string, { state: string; members: GroupMember[] }>();
     for (let i = 0; i < live.length; i += DESCRIBE_BATCH) {
@@ -71,10 +101,14 @@ export function createGroupSource(
     >();
     for (const groupId of groupIds) {
       const known = also.get(groupId);
+      const knownTopics =
+        known && [...new Set([...known].map(topicOf))].filter((t) => existing.has(t));
+      // A group known only from history whose topics are all deleted has nothing left to read.
+      if (knownTopics?.length === 0 && !descriptions.has(groupId)) continue;
       try {
         const topics = await call(
-          known && !descriptions.has(groupId)
-            ? client.fetchOffsets({ groupId, topics: [...new Set([...known].map(topicOf))] })
+          knownTopics && !descriptions.has(groupId)
+            ? client.fetchOffsets({ groupId, topics: knownTopics })
             : client.fetchOffsets({ groupId }),
         );
         committed.set(
@@ -99,6 +133,7 @@ export function createGroupSource(
     for (const known of also.values()) for (const key of known) topics.add(topicOf(key));
     const logs = new Map<string, Map<number, { low: number; high: number }>>();
     for (const topic of [...topics].sort()) {
+      if (!existing.has(topic)) continue;
       try {
         const offsets = await call(client.fetchTopicOffsets(topic));
         logs.set(
