@@ -59,12 +59,24 @@ export async function benchStack(tablePrefix: string) {
   };
 }
 
-/** Bundles an entry module (ESM, everything inside) into a temp dir; returns the file. */
-export async function bundle(entry: string, name: string): Promise<string> {
+/**
+ * Bundles an entry module — a file, or `{ contents }` (TypeScript re-exports, resolved from the
+ * project root) — as ESM with everything inside, into a temp dir; returns the file.
+ */
+export async function bundle(entry: string | { contents: string }, name: string): Promise<string> {
   const file = join(mkdtempSync(join(tmpdir(), `tally-bench-${name}-`)), `${name}.mjs`);
   await build({
     absWorkingDir: ROOT,
-    entryPoints: [entry],
+    ...(typeof entry === 'string'
+      ? { entryPoints: [entry] }
+      : {
+          stdin: {
+            contents: entry.contents,
+            resolveDir: ROOT,
+            sourcefile: `${name}-entry.ts`,
+            loader: 'ts' as const,
+          },
+        }),
     bundle: true,
     platform: 'node',
     target: 'node20',

@@ -13,20 +13,27 @@
 // topics either way); otherwise a Kafka 3.9.1 broker and dynalite are started and stopped here.
 import { execFileSync } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { build } from 'esbuild';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../test/helpers/http-event.js';
-import { type Spread, shown, spread, writeResults } from './harness.js';
+import {
+  alive,
+  bundle,
+  javaProcesses,
+  type Spread,
+  shown,
+  spread,
+  writeResults,
+} from './harness.js';
 
 type Mode = 'all' | 'single' | 'batch';
 type Response = { statusCode?: number; body?: string };
@@ -231,32 +238,16 @@ interface BundledHandlers {
 }
 
 async function bundleHandlers(): Promise<{ file: string; keep: boolean }> {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const dir = mkdtempSync(join(tmpdir(), 'tally-bench-'));
-  const file = join(dir, 'handlers.mjs');
-  await build({
-    absWorkingDir: root,
-    stdin: {
+  const file = await bundle(
+    {
       contents: [
         "export { handler as produce } from './functions/publish/produce-handler.js';",
         "export { handler as batch } from './functions/publish/batch-handler.js';",
         "export { publishRuntime } from './functions/publish/runtime.js';",
       ].join('\n'),
-      resolveDir: root,
-      sourcefile: 'bench-entry.ts',
-      loader: 'ts',
     },
-    bundle: true,
-    minify: false,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-    },
-    outfile: file,
-    logLevel: 'warning',
-  });
+    'publish',
+  );
   // Under --cpu-prof the bundle is kept: bench/cpuprofile-summary.ts maps its lines to modules.
   return { file, keep: profiling };
 }
@@ -313,22 +304,6 @@ function writeProfileWindows(): void {
 }
 
 /** `pgrep -a java` lines (none when pgrep finds nothing). */
-function javaProcesses(): string[] {
-  try {
-    return execFileSync('pgrep', ['-a', 'java'], { encoding: 'utf8' }).trim().split('\n');
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function finish(): Promise<void> {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});

@@ -15,23 +15,30 @@
 //
 // With KAFKA_BROKERS and DYNAMODB_ENDPOINT set, the running services are reused; otherwise a Kafka
 // 3.9.1 broker and dynalite are started and stopped here.
-import { execFileSync } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
+import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
-import { build } from 'esbuild';
 import { Kafka, logLevel } from 'kafkajs';
 import type { ReconcileReport } from '../functions/core/reconcile.js';
 import type { ReconcileRuntime } from '../functions/reconcile/runtime.js';
 import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { lambdaContext } from '../test/helpers/http-event.js';
-import { parseSizes, type Spread, shown, spread, writeResults } from './harness.js';
+import {
+  alive,
+  bundle,
+  javaProcesses,
+  parseSizes,
+  type Spread,
+  shown,
+  spread,
+  writeResults,
+} from './harness.js';
 
 const DEFAULT_SIZES = [10, 100, 1000] as const;
 const PARTITIONS = 10;
@@ -103,33 +110,16 @@ interface BundledReconcile {
   readonly reconcileRuntime: () => Promise<ReconcileRuntime>;
 }
 
-async function bundleReconcile(): Promise<string> {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const file = join(mkdtempSync(join(tmpdir(), 'tally-bench-reconcile-')), 'reconcile.mjs');
-  await build({
-    absWorkingDir: root,
-    stdin: {
+const bundleReconcile = () =>
+  bundle(
+    {
       contents: [
         "export { handler } from './functions/reconcile/task-handler.js';",
         "export { reconcileRuntime } from './functions/reconcile/runtime.js';",
       ].join('\n'),
-      resolveDir: root,
-      sourcefile: 'bench-reconcile-entry.ts',
-      loader: 'ts',
     },
-    bundle: true,
-    minify: false,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-    },
-    outfile: file,
-    logLevel: 'warning',
-  });
-  return file;
-}
+    'reconcile',
+  );
 
 // ---------------------------------------------------------------------------------------------
 // Results
@@ -256,22 +246,6 @@ function figures(
 }
 
 /** `pgrep -a java` lines (none when pgrep finds nothing). */
-function javaProcesses(): string[] {
-  try {
-    return execFileSync('pgrep', ['-a', 'java'], { encoding: 'utf8' }).trim().split('\n');
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Runs `work` over `items` with at most `limit` in flight. */
 async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {

@@ -202,7 +202,7 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
 
     start(stateMachine: string, input: unknown): Execution {
       const entry = machines.get(stateMachine);
-      if (!entry) throw new TaskTokenError('InvalidToken', `no state machine ${stateMachine}`);
+      if (!entry) throw new Error(`no state machine ${stateMachine}`);
       const name = randomUUID();
       const executionArn = `arn:aws:states:us-east-1:000000000000:execution:${stateMachine}:${name}`;
       const execution: Execution = {
