@@ -1,3 +1,4 @@
+import type { ScramCredentialSource } from '../adapters/secrets/scram-credentials.js';
 import { ConfigurationError } from '../core/errors.js';
 
 // Configuration is read here and nowhere else: parsed once per container, validated, and a
@@ -39,12 +40,19 @@ function list(env: Env, name: string): string[] {
 }
 
 export type KafkaSource =
-  | { readonly kind: 'brokers'; readonly brokers: readonly string[] }
+  | {
+      readonly kind: 'brokers';
+      readonly brokers: readonly string[];
+      readonly auth: 'plaintext' | 'scram';
+      readonly tls: boolean;
+      /** Where the SCRAM credentials are read from, when auth is 'scram'. */
+      readonly scram: ScramCredentialSource | undefined;
+    }
   | {
       readonly kind: 'msk';
       readonly clusterArn: string;
       readonly auth: 'iam' | 'scram' | 'tls' | 'plaintext';
-      readonly scram: { readonly username: string; readonly password: string } | undefined;
+      readonly scram: ScramCredentialSource | undefined;
     };
 
 /** What every function reads: where Kafka and DynamoDB are, and how long to wait for them. */
@@ -99,23 +107,27 @@ function kafkaSource(env: Env): KafkaSource {
     if (auth !== 'iam' && auth !== 'scram' && auth !== 'tls' && auth !== 'plaintext') {
       throw new ConfigurationError(
         `KAFKA_AUTH must be iam, scram, tls or plaintext, got "${auth}"`,
-        {
-          field: 'KAFKA_AUTH',
-        },
+        { field: 'KAFKA_AUTH' },
       );
     }
-    const scram =
-      auth === 'scram'
-        ? {
-            username: required(env, 'KAFKA_SASL_USERNAME'),
-            password: required(env, 'KAFKA_SASL_PASSWORD'),
-          }
-        : undefined;
-    return { kind: 'msk', clusterArn, auth, scram };
+    return { kind: 'msk', clusterArn, auth, scram: scramSource(env, auth === 'scram') };
   }
   if (brokers.length === 0) {
     throw new ConfigurationError('KAFKA_BROKERS (host:port,…) or MSK_CLUSTER_ARN is required', {
       field: 'KAFKA_BROKERS',
+    });
+  }
+  const auth = optional(env, 'KAFKA_AUTH') ?? 'plaintext';
+  if (auth !== 'plaintext' && auth !== 'scram') {
+    throw new ConfigurationError(
+      `KAFKA_AUTH with KAFKA_BROKERS must be plaintext or scram (iam and tls are for MSK_CLUSTER_ARN), got "${auth}"`,
+      { field: 'KAFKA_AUTH' },
+    );
+  }
+  const tls = optional(env, 'KAFKA_TLS') ?? 'false';
+  if (tls !== 'true' && tls !== 'false') {
+    throw new ConfigurationError(`KAFKA_TLS must be true or false, got "${tls}"`, {
+      field: 'KAFKA_TLS',
     });
   }
   for (const broker of brokers) {
@@ -126,7 +138,52 @@ function kafkaSource(env: Env): KafkaSource {
       });
     }
   }
-  return { kind: 'brokers', brokers };
+  return {
+    kind: 'brokers',
+    brokers,
+    auth,
+    tls: tls === 'true',
+    scram: scramSource(env, auth === 'scram'),
+  };
+}
+
+const SCRAM_SETTINGS = ['KAFKA_SASL_SECRET_ID', 'KAFKA_SASL_PARAMETER', 'KAFKA_SASL_USERNAME'];
+
+/**
+ * Exactly one place for SCRAM credentials: a Secrets Manager secret (KAFKA_SASL_SECRET_ID), an
+ * SSM SecureString (KAFKA_SASL_PARAMETER), or KAFKA_SASL_USERNAME + KAFKA_SASL_PASSWORD.
+ */
+function scramSource(env: Env, wanted: boolean): ScramCredentialSource | undefined {
+  const given = SCRAM_SETTINGS.filter((name) => optional(env, name) !== undefined);
+  if (!wanted) {
+    if (given.length > 0 || optional(env, 'KAFKA_SASL_PASSWORD') !== undefined) {
+      throw new ConfigurationError(
+        `${given[0] ?? 'KAFKA_SASL_PASSWORD'} is set but KAFKA_AUTH is not scram`,
+        { field: 'KAFKA_AUTH' },
+      );
+    }
+    return undefined;
+  }
+  if (given.length === 0 && optional(env, 'KAFKA_SASL_PASSWORD') !== undefined) {
+    required(env, 'KAFKA_SASL_USERNAME');
+  }
+  if (given.length !== 1) {
+    throw new ConfigurationError(
+      given.length === 0
+        ? 'KAFKA_AUTH=scram needs KAFKA_SASL_SECRET_ID (Secrets Manager), KAFKA_SASL_PARAMETER (SSM) or KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD'
+        : `KAFKA_AUTH=scram: set one of ${given.join(', ')}, not several`,
+      { field: given[1] ?? 'KAFKA_SASL_SECRET_ID' },
+    );
+  }
+  const secretId = optional(env, 'KAFKA_SASL_SECRET_ID');
+  if (secretId) return { from: 'secrets-manager', secretId };
+  const parameterName = optional(env, 'KAFKA_SASL_PARAMETER');
+  if (parameterName) return { from: 'ssm', parameterName };
+  return {
+    from: 'environment',
+    username: required(env, 'KAFKA_SASL_USERNAME'),
+    password: required(env, 'KAFKA_SASL_PASSWORD'),
+  };
 }
 
 export function loadPublishConfig(env: Env = process.env): PublishConfig {

@@ -1,22 +1,38 @@
 import { KafkaClient } from '@aws-sdk/client-kafka';
 import type { KafkaConnectionOptions } from '../adapters/kafka/client.js';
 import { createMskBootstrap } from '../adapters/msk/bootstrap.js';
-import type { KafkaSource } from './config.js';
+import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
+import type { CommonConfig } from './config.js';
 
-/** Where Kafka is: the configured brokers, or MSK's bootstrap brokers for the cluster ARN. */
-export async function kafkaConnection(config: {
-  readonly kafka: KafkaSource;
-  readonly region: string;
-}): Promise<KafkaConnectionOptions> {
-  if (config.kafka.kind === 'brokers') {
-    return { brokers: config.kafka.brokers, tls: false, auth: { mechanism: 'none' } };
+/**
+ * Where Kafka is and how to sign in: the configured brokers, or MSK's bootstrap brokers for the
+ * cluster ARN. SCRAM credentials are read here, once per container, from Secrets Manager, SSM
+ * or the environment; they are handed to the Kafka client and to nothing else (never logged).
+ */
+export async function kafkaConnection(
+  config: Pick<CommonConfig, 'kafka' | 'region' | 'dynamodbTimeoutMs'>,
+): Promise<KafkaConnectionOptions> {
+  const { kafka } = config;
+  const scram =
+    kafka.scram &&
+    (await readScramCredentials(kafka.scram, {
+      region: config.region,
+      // The same short budget as DynamoDB: an AWS API that does not answer becomes a 503.
+      timeoutMs: config.dynamodbTimeoutMs,
+    }));
+  if (kafka.kind === 'brokers') {
+    return {
+      brokers: kafka.brokers,
+      tls: kafka.tls,
+      auth: scram ? { mechanism: 'scram-sha-512', ...scram } : { mechanism: 'none' },
+    };
   }
   const bootstrap = createMskBootstrap({
     client: new KafkaClient({ region: config.region }),
-    clusterArn: config.kafka.clusterArn,
-    auth: config.kafka.auth,
+    clusterArn: kafka.clusterArn,
+    auth: kafka.auth,
     region: config.region,
-    ...(config.kafka.scram && { scram: config.kafka.scram }),
+    ...(scram && { scram }),
   });
   return bootstrap.resolve();
 }

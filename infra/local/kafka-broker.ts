@@ -9,12 +9,31 @@ import { freeLoopbackPort } from './ports.js';
 const CONFIG_DIR = fileURLToPath(new URL('./kafka/', import.meta.url));
 
 export interface KafkaBroker {
-  /** `127.0.0.1:<port>` */
+  /** `127.0.0.1:<port>`: the PLAINTEXT listener (no authentication). */
   readonly bootstrap: string;
+  /** `127.0.0.1:<port>`: the SASL_PLAINTEXT (SCRAM-SHA-512) listener, when users were asked for. */
+  readonly saslBootstrap: string | undefined;
   readonly clusterId: string;
+  /** The running broker; a new process after `restart()`. */
   readonly process: ManagedProcess;
   /** Maven resolve time (0 on a warm cache), storage format time. */
   readonly timings: { readonly resolveMs: number; readonly formatMs: number };
+  /**
+   * Kills the broker at once (SIGKILL: no clean shutdown, like a crashed host), then starts it
+   * again on the same log dir and ports. Resolves once the new JVM runs; callers wait for it to
+   * answer.
+   */
+  restart(options?: { readonly downMs?: number }): Promise<void>;
+}
+
+export interface KafkaBrokerOptions {
+  /**
+   * SCRAM-SHA-512 users, created when the log dir is formatted. With any, the broker also
+   * listens with SASL_PLAINTEXT and authorizes with ACLs (StandardAuthorizer): a resource with
+   * no ACL is open to everyone, and the PLAINTEXT listener's ANONYMOUS principal is a super
+   * user, so tests can administer ACLs through `bootstrap`.
+   */
+  readonly scramUsers?: ReadonlyArray<{ readonly name: string; readonly password: string }>;
 }
 
 function javaCommand(): string {
@@ -45,18 +64,24 @@ export function newClusterId(): string {
  * broker + controller) on free loopback ports. Resolves once the JVM is running; callers wait
  * for the broker to answer.
  */
-export async function startKafkaBroker(workDir: string): Promise<KafkaBroker> {
+export async function startKafkaBroker(
+  workDir: string,
+  options: KafkaBrokerOptions = {},
+): Promise<KafkaBroker> {
   const jars = await resolveKafkaJars();
   const [brokerPort, controllerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  const users = options.scramUsers ?? [];
+  const saslPort = users.length > 0 ? await freeLoopbackPort() : undefined;
   const propertiesFile = join(workDir, 'server.properties');
   const template = readFileSync(join(CONFIG_DIR, 'server.properties'), 'utf8');
+  const properties = render(template, {
+    BROKER_PORT: String(brokerPort),
+    CONTROLLER_PORT: String(controllerPort),
+    LOG_DIR: join(workDir, 'kafka-data'),
+  });
   writeFileSync(
     propertiesFile,
-    render(template, {
-      BROKER_PORT: String(brokerPort),
-      CONTROLLER_PORT: String(controllerPort),
-      LOG_DIR: join(workDir, 'kafka-data'),
-    }),
+    saslPort === undefined ? properties : withScram(properties, brokerPort, saslPort),
   );
   const jvm = [
     '-cp',
@@ -72,7 +97,16 @@ export async function startKafkaBroker(workDir: string): Promise<KafkaBroker> {
   const format = await ManagedProcess.start({
     name: 'kafka storage format',
     command: javaCommand(),
-    args: [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propertiesFile],
+    args: [
+      ...jvm,
+      'kafka.tools.StorageTool',
+      'format',
+      '-t',
+      clusterId,
+      '-c',
+      propertiesFile,
+      ...users.flatMap((user) => ['--add-scram', scramEntry(user)]),
+    ],
     logFile,
   });
   const formatExit = await format.exited;
@@ -83,26 +117,75 @@ export async function startKafkaBroker(workDir: string): Promise<KafkaBroker> {
   }
   const formatMs = Date.now() - formatStarted;
 
-  const broker = await ManagedProcess.start({
-    name: 'kafka broker',
-    command: javaCommand(),
-    args: [
-      '-Xms256m',
-      '-Xmx1g',
-      '-XX:+UseG1GC',
-      '-XX:MaxGCPauseMillis=20',
-      ...jvm,
-      'kafka.Kafka',
-      propertiesFile,
-    ],
-    logFile,
-  });
+  const brokerArgs = [
+    '-Xms256m',
+    '-Xmx1g',
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    ...jvm,
+    'kafka.Kafka',
+    propertiesFile,
+  ];
+  const launch = () =>
+    ManagedProcess.start({
+      name: 'kafka broker',
+      command: javaCommand(),
+      args: brokerArgs,
+      logFile,
+    });
+  let running = await launch();
   return {
     bootstrap: `127.0.0.1:${brokerPort}`,
+    saslBootstrap: saslPort === undefined ? undefined : `127.0.0.1:${saslPort}`,
     clusterId,
-    process: broker,
+    get process() {
+      return running;
+    },
     timings: { resolveMs: jars.resolveMs, formatMs },
+    async restart({ downMs = 0 } = {}) {
+      running.killNow();
+      await running.exited;
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+      running = await launch();
+    },
   };
+}
+
+/** StorageTool's `--add-scram` value; names and passwords must not need quoting. */
+function scramEntry(user: { readonly name: string; readonly password: string }): string {
+  for (const value of [user.name, user.password]) {
+    if (!/^[A-Za-z0-9._-]+$/.test(value)) {
+      throw new Error(`SCRAM user names and passwords here are [A-Za-z0-9._-]+, got "${value}"`);
+    }
+  }
+  return `SCRAM-SHA-512=[name=${user.name},password=${user.password}]`;
+}
+
+/** Adds a SASL_PLAINTEXT SCRAM listener and ACL authorization to the rendered properties. */
+function withScram(properties: string, brokerPort: number, saslPort: number): string {
+  const plain = `PLAINTEXT://127.0.0.1:${brokerPort}`;
+  const sasl = `SASL_PLAINTEXT://127.0.0.1:${saslPort}`;
+  return [
+    ...properties
+      .split('\n')
+      .map((line) =>
+        line.startsWith('listeners=')
+          ? line.replace(plain, `${plain},${sasl}`)
+          : line.startsWith('advertised.listeners=')
+            ? `advertised.listeners=${plain},${sasl}`
+            : line.startsWith('listener.security.protocol.map=')
+              ? `${line},SASL_PLAINTEXT:SASL_PLAINTEXT`
+              : line,
+      ),
+    '',
+    '# SCRAM users (test stacks only): the SASL listener authenticates, ACLs authorize.',
+    'sasl.enabled.mechanisms=SCRAM-SHA-512',
+    'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+    'allow.everyone.if.no.acl.found=true',
+    'super.users=User:ANONYMOUS',
+    '',
+  ].join('\n');
 }
 
 export function tail(file: string, lines = 30): string {

@@ -163,6 +163,32 @@ describe('serverless package (offline, no AWS credentials)', () => {
     ]);
   });
 
+  // biome-ignore-start lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub strings
+  it('lets every function read only its SCRAM secret or parameter, and decrypt only through them', () => {
+    for (const [id] of functions()) {
+      const statements = statementsOf(roleOf(id));
+      const reads = (action: string) =>
+        statements
+          .filter((s) => s.Action.includes(action))
+          .flatMap((s) => (s.Resource as Array<{ 'Fn::Sub': string }>).map((r) => r['Fn::Sub']));
+      expect(reads('secretsmanager:GetSecretValue'), id).toEqual([
+        'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:AmazonMSK_kafka-tally*',
+      ]);
+      expect(reads('ssm:GetParameter'), id).toEqual([
+        'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/kafka-tally/*',
+      ]);
+      const decrypt = statements.find((s) => s.Action.includes('kms:Decrypt')) as Statement & {
+        Condition?: { StringEquals?: Record<string, unknown> };
+      };
+      expect(decrypt?.Condition?.StringEquals?.['kms:ViaService'], id).toEqual([
+        { 'Fn::Sub': 'secretsmanager.${AWS::Region}.amazonaws.com' },
+        { 'Fn::Sub': 'ssm.${AWS::Region}.amazonaws.com' },
+      ]);
+    }
+  });
+
+  // biome-ignore-end lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub strings
+
   it('declares both state machines, allowed to invoke exactly the functions they call', () => {
     for (const [id, functionIds] of [
       [

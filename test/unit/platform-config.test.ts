@@ -66,7 +66,41 @@ describe('loadPublishConfig: where Kafka is', () => {
     expect(config.kafka).toEqual({
       kind: 'brokers',
       brokers: ['b-1.kafka.local:9092', 'b-2.kafka.local:9094'],
+      auth: 'plaintext',
+      tls: false,
+      scram: undefined,
     });
+  });
+
+  it('reads SCRAM over TLS for KAFKA_BROKERS from a Secrets Manager secret', () => {
+    const config = loadPublishConfig({
+      ...TABLES,
+      KAFKA_BROKERS: 'kafka.local:9096',
+      KAFKA_AUTH: 'scram',
+      KAFKA_TLS: 'true',
+      KAFKA_SASL_SECRET_ID: 'AmazonMSK_tally',
+    });
+
+    expect(config.kafka).toEqual({
+      kind: 'brokers',
+      brokers: ['kafka.local:9096'],
+      auth: 'scram',
+      tls: true,
+      scram: { from: 'secrets-manager', secretId: 'AmazonMSK_tally' },
+    });
+  });
+
+  it.each(['iam', 'tls', 'bogus'])('refuses KAFKA_AUTH=%s with KAFKA_BROKERS', (auth) => {
+    const error = configError({ ...TABLES, KAFKA_BROKERS: 'kafka.local:9092', KAFKA_AUTH: auth });
+
+    expect(error.field).toBe('KAFKA_AUTH');
+    expect(error.message).toContain(auth);
+  });
+
+  it('refuses KAFKA_TLS other than true or false', () => {
+    const error = configError({ ...TABLES, KAFKA_BROKERS: 'kafka.local:9092', KAFKA_TLS: 'yes' });
+
+    expect(error.field).toBe('KAFKA_TLS');
   });
 
   it('refuses KAFKA_BROKERS and MSK_CLUSTER_ARN together', () => {
@@ -128,8 +162,43 @@ describe('loadPublishConfig: where Kafka is', () => {
     expect(config.kafka).toMatchObject({
       kind: 'msk',
       auth: 'scram',
-      scram: { username: 'tally', password: 's3cret' },
+      scram: { from: 'environment', username: 'tally', password: 's3cret' },
     });
+  });
+
+  it('reads where SCRAM credentials are kept: Secrets Manager or SSM', () => {
+    expect(
+      loadPublishConfig({ ...MSK, KAFKA_AUTH: 'scram', KAFKA_SASL_SECRET_ID: 'arn:s' }).kafka,
+    ).toMatchObject({ scram: { from: 'secrets-manager', secretId: 'arn:s' } });
+    expect(
+      loadPublishConfig({ ...MSK, KAFKA_AUTH: 'scram', KAFKA_SASL_PARAMETER: '/tally/kafka' })
+        .kafka,
+    ).toMatchObject({ scram: { from: 'ssm', parameterName: '/tally/kafka' } });
+  });
+
+  it('refuses SCRAM credentials from two places, naming them', () => {
+    const error = configError({
+      ...MSK,
+      KAFKA_AUTH: 'scram',
+      KAFKA_SASL_SECRET_ID: 'arn:s',
+      KAFKA_SASL_PARAMETER: '/tally/kafka',
+    });
+
+    expect(error.message).toContain('KAFKA_SASL_SECRET_ID, KAFKA_SASL_PARAMETER');
+    expect(error.field).toBe('KAFKA_SASL_PARAMETER');
+  });
+
+  it('refuses SCRAM settings when KAFKA_AUTH is not scram (they would be ignored)', () => {
+    const error = configError({ ...MSK, KAFKA_AUTH: 'iam', KAFKA_SASL_SECRET_ID: 'arn:s' });
+
+    expect(error.message).toContain('KAFKA_SASL_SECRET_ID is set but KAFKA_AUTH is not scram');
+    expect(error.field).toBe('KAFKA_AUTH');
+  });
+
+  it('KAFKA_AUTH=scram with no credentials says where they may come from', () => {
+    const error = configError({ ...MSK, KAFKA_AUTH: 'scram' });
+
+    expect(error.message).toMatch(/KAFKA_SASL_SECRET_ID.*KAFKA_SASL_PARAMETER/);
   });
 
   it.each([

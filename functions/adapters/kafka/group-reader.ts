@@ -20,6 +20,28 @@ function kafkaUnavailable(error: unknown): unknown {
 
 const DESCRIBE_BATCH = 50;
 
+/** The error's name and Kafka's error type, e.g. `KafkaJSProtocolError GROUP_AUTHORIZATION_FAILED`. */
+function failure(error: unknown): string {
+  const { name, type } = (error ?? {}) as { name?: string; type?: string };
+  // kafkajs drops FindCoordinator's own error (an authorization failure among them) for this one.
+  if (name === 'KafkaJSGroupCoordinatorNotFound') {
+    return `${name}: no coordinator answered for it, or this principal may not describe it`;
+  }
+  return [name ?? 'Error', type].filter(Boolean).join(' ');
+}
+
+/** The broker could not be reached or did not answer: asking again per group would only wait. */
+function unreachable(error: unknown): boolean {
+  for (
+    let e = error as { name?: string; cause?: unknown } | undefined;
+    e;
+    e = e.cause as typeof e
+  ) {
+    if (/Connection|RequestTimeout|BrokerNotFound/.test(e.name ?? '')) return true;
+  }
+  return false;
+}
+
 /** History keys are `topic#partition`; topic names cannot contain `#`. */
 const topicOf = (key: string) => key.slice(0, key.lastIndexOf('#'));
 const partitionOf = (key: string) => Number(key.slice(key.lastIndexOf('#') + 1));
@@ -73,28 +95,50 @@ export function createGroupSource(
     const existing = new Set(await call(client.listTopics()));
     const live = listed.map((g) => g.groupId);
     const descriptions = new Map<string, { state: string; members: GroupMember[] }>();
+    // Groups whose description failed are left out of this run: half a group (offsets without
+    // members) would read as a group nobody owns.
+    const undescribed = new Set<string>();
+    const describe = async (batch: string[]) => {
+      const { groups } = await call(client.describeGroups(batch));
+      for (const group of groups) {
+        descriptions.set(group.groupId, {
+          state: group.state,
+          members: group.members.map((m) => ({
+            memberId: m.memberId,
+            clientId: m.clientId,
+            clientHost: m.clientHost,
+            assignment: decodeAssignment(m.memberAssignment),
+          })),
+        });
+      }
+    };
     for (let i = 0; i < live.length; i += DESCRIBE_BATCH) {
       const batch = live.slice(i, i + DESCRIBE_BATCH);
       try {
-        const { groups } = await call(client.describeGroups(batch));
-        for (const group of groups) {
-          descriptions.set(group.groupId, {
-            state: group.state,
-            members: group.members.map((m) => ({
-              memberId: m.memberId,
-              clientId: m.clientId,
-              clientHost: m.clientHost,
-              assignment: decodeAssignment(m.memberAssignment),
-            })),
+        await describe(batch);
+      } catch (error) {
+        if (isStaleTopicError(error)) throw error;
+        // Kafka answers per group, but kafkajs fails the whole batch for one group's error (its
+        // coordinator not found, a group this principal may not describe). The batch is asked
+        // again one group at a time, so only the groups that really fail are unread; not after a
+        // timeout or a lost connection, where each would only wait again.
+        const perGroup = batch.length > 1 && !unreachable(error);
+        for (const groupId of perGroup ? batch : []) {
+          await describe([groupId]).catch((one: unknown) => {
+            if (isStaleTopicError(one)) throw one;
+            undescribed.add(groupId);
+            unreadable.push(`group ${groupId}: describe failed (${failure(one)})`);
           });
         }
-      } catch (error) {
-        unreadable.push(
-          ...batch.map((id) => `group ${id}: describe failed (${(error as Error).name})`),
-        );
+        if (!perGroup) {
+          for (const groupId of batch) undescribed.add(groupId);
+          unreadable.push(...batch.map((id) => `group ${id}: describe failed (${failure(error)})`));
+        }
       }
     }
-    const groupIds = [...new Set([...descriptions.keys(), ...also.keys()])].sort();
+    const groupIds = [...new Set([...descriptions.keys(), ...also.keys()])]
+      .filter((groupId) => !undescribed.has(groupId))
+      .sort();
     const committed = new Map<
       string,
       Array<{ topic: string; partition: number; offset: number | null }>
@@ -122,7 +166,8 @@ export function createGroupSource(
           ),
         );
       } catch (error) {
-        unreadable.push(`group ${groupId}: offset fetch failed (${(error as Error).name})`);
+        if (isStaleTopicError(error)) throw error;
+        unreadable.push(`group ${groupId}: offset fetch failed (${failure(error)})`);
       }
     }
     // Topics whose log offsets are needed: committed, assigned or known from history.
@@ -141,7 +186,8 @@ export function createGroupSource(
           new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }])),
         );
       } catch (error) {
-        unreadable.push(`topic ${topic}: log offsets failed (${(error as Error).name})`);
+        if (isStaleTopicError(error)) throw error;
+        unreadable.push(`topic ${topic}: log offsets failed (${failure(error)})`);
       }
     }
 
