@@ -61,3 +61,15 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
   const mechanism = sasl(options.connection.auth);
   return new Kafka(mechanism ? { ...config, sasl: mechanism } : config);
 }
+
+/**
+ * A Kafka failure in a few words for messages: the error's name, and what it means when that is
+ * not plain (a refused sign-in reads like any other failure otherwise). Never the credentials.
+ */
+export function kafkaFailure(error: unknown): string {
+  const name = error instanceof Error ? error.name : 'unknown error';
+  if (name === 'KafkaJSSASLAuthenticationError') {
+    return `${name}: Kafka refused the SASL credentials`;
+  }
+  return name;
+}

@@ -7,13 +7,14 @@ import type {
   GroupSource,
   PartitionOffsets,
 } from '../../core/reconcile-ports.js';
+import { kafkaFailure } from './client.js';
 import { createClusterIdentity } from './cluster-identity.js';
 import { isStaleTopicError, lazyAdmin } from './lazy-admin.js';
 
 function kafkaUnavailable(error: unknown): unknown {
   if (error instanceof TallyError) return error;
   return new DependencyUnavailableError(
-    `Kafka did not answer while reading consumer groups (${(error as Error)?.name ?? 'error'})`,
+    `Kafka did not answer while reading consumer groups (${kafkaFailure(error)})`,
     { cause: error },
   );
 }

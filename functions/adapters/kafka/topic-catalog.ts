@@ -2,6 +2,7 @@ import { ConfigResourceTypes, type Kafka } from 'kafkajs';
 import { beforeDeadline, Deadline, DeadlineExceeded } from '../../core/deadline.js';
 import { DependencyUnavailableError } from '../../core/errors.js';
 import type { TopicCatalog, TopicDescription } from '../../core/publish-ports.js';
+import { kafkaFailure } from './client.js';
 import { createClusterIdentity } from './cluster-identity.js';
 import { lazyAdmin } from './lazy-admin.js';
 
@@ -112,7 +113,7 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
         const why =
           error instanceof DeadlineExceeded
             ? 'did not answer in time'
-            : `failed (${error instanceof Error ? error.name : 'unknown error'})`;
+            : `failed (${kafkaFailure(error)})`;
         throw new DependencyUnavailableError(
           `Kafka metadata for ${topic} ${why}; nothing was sent`,
           {
@@ -139,7 +140,7 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
         );
       } catch (error) {
         throw new DependencyUnavailableError(
-          `Kafka did not say its cluster id (${error instanceof Error ? error.name : 'unknown error'}); nothing was sent`,
+          `Kafka did not say its cluster id (${kafkaFailure(error)}); nothing was sent`,
           { cause: error, retryAfterSeconds: 1 },
         );
       }
