@@ -42,6 +42,11 @@ export class StreamLog {
   readonly placements: Map<number, Placement[]>;
   /** Partition → first and last offset of this stream's records there (where a lookup reads). */
   readonly spans: Map<number, [number, number]>;
+  /**
+   * Seq → where this run found an UNKNOWN outcome's record: every one of them, not only
+   * MAX_PLACED, so a single run settles them all. Not checkpointed (settled in the same run).
+   */
+  readonly landed = new Map<number, Placement>();
 
   constructor(json?: StreamLogJson) {
     this.log = json ? SeqCounter.fromJSON(json.log) : new SeqCounter();
@@ -58,10 +63,15 @@ export class StreamLog {
   /**
    * Counts one record and says how many times its seq was seen before. Its placement is kept
    * when its seq was seen before (a copy to name) or when `wanted` asks for it (an UNKNOWN outcome
-   * to settle), up to MAX_PLACED seqs.
+   * to settle), up to MAX_PLACED seqs; every wanted one is also kept in `landed`.
    */
   add(record: LogRecord, bucketMs: number, wanted: (seq: number) => boolean): number {
     const { seq } = record;
+    const unknown = wanted(seq);
+    if (unknown && !this.landed.has(seq)) {
+      const { partition, offset, session } = record;
+      this.landed.set(seq, { partition, offset, session });
+    }
     const before = this.log.timesOf(seq);
     this.log.add(seq);
     if (before === 0) {
@@ -70,7 +80,7 @@ export class StreamLog {
       bucket.add(seq);
       this.buckets.set(start, bucket);
     }
-    if (before > 0 || wanted(seq)) this.place(seq, record);
+    if (before > 0 || unknown) this.place(seq, record);
     const span = this.spans.get(record.partition);
     if (span === undefined) this.spans.set(record.partition, [record.offset, record.offset]);
     else {
@@ -205,6 +215,23 @@ export class RecentRecords {
     this.#sessions[i] = placement.session;
     this.#next = (i + 1) % this.capacity;
     if (this.#size < this.capacity) this.#size++;
+  }
+
+  /** The oldest copy still in the window of each of `seqs` of `stream`, in one pass. */
+  firstCopies(stream: string, seqs: SeqRanges): Map<number, Placement> {
+    const found = new Map<number, Placement>();
+    const oldest = (this.#next - this.#size + this.capacity) % this.capacity;
+    for (let i = 0; i < this.#size; i++) {
+      const n = (oldest + i) % this.capacity;
+      const seq = this.#seqs[n] as number;
+      if (this.#streams[n] !== stream || found.has(seq) || !seqs.has(seq)) continue;
+      found.set(seq, {
+        partition: this.#partitions[n] as number,
+        offset: this.#offsets[n] as number,
+        session: this.#sessions[n] ?? '',
+      });
+    }
+    return found;
   }
 
   /** Every copy of stream/seq still in the window, oldest first. */

@@ -1,8 +1,15 @@
-import { bucketOf, type CheckpointJson, RecentRecords, TopicLog } from './audit-state.js';
+import {
+  bucketOf,
+  type CheckpointJson,
+  type Placement,
+  RecentRecords,
+  type StreamLog,
+  TopicLog,
+} from './audit-state.js';
 import type { RecordOutcome } from './outcomes.js';
 import type { LedgerBlock } from './publish-ports.js';
 import type { BucketCount } from './receipts-input.js';
-import type { SeqRange, SeqRanges } from './seq-ranges.js';
+import { type SeqRange, SeqRanges } from './seq-ranges.js';
 import { type AuditFindings, type BucketRow, StreamAudit } from './stream-audit.js';
 
 // An audit of one topic. It resumes reading the log where its checkpoint says the last run
@@ -132,20 +139,27 @@ export interface AuditReport {
   readonly timingsMs?: Readonly<Record<string, number>>;
 }
 
-/** Rewrites a block's UNKNOWN outcomes the log has settled. */
+/** Where this run knows a copy of `seq` to be: a placement it names, or where it found it. */
+const whereLanded = (log: StreamLog, seq: number): Placement | undefined =>
+  log.placements.get(seq)?.[0] ?? log.landed.get(seq);
+
+/**
+ * Rewrites a block's UNKNOWN outcomes the log has settled. Every landed one is looked up in the
+ * stream's log state, not in the findings, which describe at most MAX_PLACED of them.
+ */
 function settle(
   block: LedgerBlock,
+  log: StreamLog,
   findings: AuditFindings,
   horizonAt: number,
 ): LedgerBlock | undefined {
-  const landed = new Map(findings.unknownLanded.map((u) => [u.seq, u]));
   const absent = (seq: number) =>
     findings.unknownAbsent.some(([from, to]) => seq >= from && seq <= to);
   let changed = false;
   const outcomes = block.outcomes.map((outcome, i): RecordOutcome => {
     if (outcome.status !== 'UNKNOWN') return outcome;
     const seq = block.firstSeq + i;
-    const found = landed.get(seq);
+    const found = whereLanded(log, seq);
     if (found) {
       changed = true;
       return { status: 'ACKED', partition: found.partition, offset: String(found.offset) };
@@ -253,7 +267,9 @@ export function createAuditor(ports: AuditPorts) {
           );
         }
       }
-      await timings.time('lookup', () => placeMissing(ports, request, state, audits, recent));
+      await timings.time('lookup', () =>
+        placeMissing(ports, request, state, audits, recent, unknownBlocks),
+      );
 
       const streams: LinkedFindings[] = [];
       let landed = 0;
@@ -263,7 +279,7 @@ export function createAuditor(ports: AuditPorts) {
         const findings = audit.findings(scan.complete);
         const horizonAt = startedAt - request.horizonMs;
         for (const block of unknownBlocks.get(stream) ?? []) {
-          const settled = settle(block, findings, horizonAt);
+          const settled = settle(block, state.stream(stream), findings, horizonAt);
           if (!settled) continue;
           await ports.ledger.write(settled);
           block.outcomes.forEach((before, i) => {
@@ -325,11 +341,24 @@ class Timings {
   }
 }
 
+/** UNKNOWN outcomes of `blocks` the log holds a copy of, where this run has not found it yet. */
+function unplacedUnknowns(blocks: readonly LedgerBlock[], log: StreamLog): SeqRanges {
+  const seqs = new SeqRanges();
+  for (const block of blocks) {
+    block.outcomes.forEach((outcome, i) => {
+      const seq = block.firstSeq + i;
+      if (outcome.status !== 'UNKNOWN' || log.log.timesOf(seq) === 0) return;
+      if (whereLanded(log, seq) === undefined) seqs.add(seq);
+    });
+  }
+  return seqs;
+}
+
 /**
  * Finds the copies findings name but the scan did not place (an earlier copy read before it was
- * known to repeat; an UNKNOWN record read before its stream's ledger): from the records the scan
- * passed last, else by re-reading the offsets where those streams' records lie, until the scan
- * deadline.
+ * known to repeat; an UNKNOWN record read before its stream's ledger, or by an earlier run): from
+ * the records the scan passed last, else by re-reading the offsets where those streams' records
+ * lie, until the scan deadline. Every landed UNKNOWN outcome is looked for, since each is settled.
  */
 async function placeMissing(
   ports: AuditPorts,
@@ -337,15 +366,26 @@ async function placeMissing(
   state: TopicLog,
   audits: ReadonlyMap<string, StreamAudit>,
   recent: RecentRecords,
+  unknownBlocks: ReadonlyMap<string, readonly LedgerBlock[]>,
 ): Promise<void> {
   const missing = new Map<string, SeqRanges>();
   for (const [stream, audit] of audits) {
+    const log = state.stream(stream);
+    const blocks = unknownBlocks.get(stream) ?? [];
     // The records the scan passed last are still at hand: place what they can first.
+    for (const [seq, copy] of recent.firstCopies(stream, unplacedUnknowns(blocks, log)))
+      log.landed.set(seq, copy);
     for (const [from, to] of audit.missingPlacements().ranges()) {
       for (let seq = from; seq <= to; seq++)
-        for (const copy of recent.find(stream, seq)) state.stream(stream).place(seq, copy);
+        for (const copy of recent.find(stream, seq)) log.place(seq, copy);
     }
-    const seqs = audit.missingPlacements();
+    // Re-read for the rest, except single copies already found that only the description
+    // (full at MAX_PLACED) lacks.
+    const seqs = unplacedUnknowns(blocks, log);
+    for (const [from, to] of audit.missingPlacements().ranges()) {
+      for (let seq = from; seq <= to; seq++)
+        if (log.log.timesOf(seq) > 1 || !log.landed.has(seq)) seqs.add(seq);
+    }
     if (!seqs.isEmpty) missing.set(stream, seqs);
   }
   if (missing.size === 0 || Date.now() >= request.scanDeadlineAt) return;
@@ -360,7 +400,15 @@ async function placeMissing(
   await ports.log.scan(request.topic, { from, until, deadlineAt: request.scanDeadlineAt }, (r) => {
     const id = identity(r.headers);
     if (id === undefined || !missing.get(id.stream)?.has(id.seq)) return;
-    state.stream(id.stream).place(id.seq, { ...r, session: r.headers['tally.session'] ?? '' });
+    const log = state.stream(id.stream);
+    const copy = {
+      partition: r.partition,
+      offset: r.offset,
+      session: r.headers['tally.session'] ?? '',
+    };
+    if (audits.get(id.stream)?.isUnknown(id.seq) && !log.landed.has(id.seq))
+      log.landed.set(id.seq, copy);
+    log.place(id.seq, copy);
   });
 }
 

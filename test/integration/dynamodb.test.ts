@@ -5,7 +5,10 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
+import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { loadTableDefinitions } from '../../infra/local/table-definitions.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -55,5 +58,41 @@ describe('local DynamoDB API', () => {
       new GetItemCommand({ TableName, Key: { stream: { S: 'orders' } }, ConsistentRead: true }),
     );
     expect(Item?.owner?.S).toBe('first');
+  });
+
+  it('keeps a ledger block of the largest batch (10,000 outcomes) in one item under 400 KB', async () => {
+    const ledger = createLedger(DynamoDBDocumentClient.from(client), tables.LedgerTable as string);
+    const session = 'f3c1d2a4-5b6c-4d7e-8f90-a1b2c3d4e5f6';
+    const inFlight: RecordOutcome = {
+      status: 'UNKNOWN',
+      message: `sent by session ${session}, no answer recorded`,
+    };
+    const block = {
+      stream: uniqueName('big-block'),
+      firstSeq: 1,
+      topic: 'orders',
+      session,
+      idempotencyKey: 'k',
+      outcomes: Array.from({ length: 10_000 }, () => inFlight),
+    };
+    // ~590 KB as JSON text: DynamoDB refuses such an item, so it is stored gzipped.
+    expect(JSON.stringify(block.outcomes).length).toBeGreaterThan(400 * 1024);
+    await ledger.write(block);
+    expect((await ledger.find(block.stream, 10_000))?.outcomes).toEqual(block.outcomes);
+    // Rewritten with the outcomes, as after the send: mixed, and read back the same.
+    const settled = block.outcomes.map(
+      (outcome, i): RecordOutcome =>
+        i % 3 === 0
+          ? { status: 'ACKED', partition: i % 7, offset: String(1_000_000 + i) }
+          : i % 3 === 1
+            ? { status: 'NOT_SENT', message: 'the request deadline came before the send' }
+            : outcome,
+    );
+    await ledger.write({ ...block, outcomes: settled });
+    const blocks: RecordOutcome[][] = [];
+    await ledger.forEachBlock(block.stream, (found) => {
+      blocks.push([...found.outcomes]);
+    });
+    expect(blocks).toEqual([settled]);
   });
 });

@@ -1,11 +1,28 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/outcomes.js';
 import type { Ledger, LedgerBlock } from '../../core/publish-ports.js';
 import { dynamoDbUnavailable } from './client.js';
 import { forEachPage } from './read-all.js';
 
+/**
+ * Outcomes as JSON text, gzipped above this size: a block of thousands of records repeats the
+ * same few messages, and DynamoDB refuses items over 400 KB (10,000 UNKNOWN outcomes are ~590 KB
+ * of text, a few KB gzipped).
+ */
+const COMPRESS_ABOVE_BYTES = 32 * 1024;
+
+function outcomesAttribute(block: LedgerBlock): Record<string, string | Uint8Array> {
+  const json = JSON.stringify(block.outcomes.map(encodeOutcome));
+  return json.length > COMPRESS_ABOVE_BYTES ? { outcomesGz: gzipSync(json) } : { outcomes: json };
+}
+
 function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
-  const encoded = JSON.parse(String(item.outcomes)) as EncodedOutcome[];
+  const text =
+    item.outcomesGz instanceof Uint8Array
+      ? gunzipSync(item.outcomesGz).toString('utf8')
+      : String(item.outcomes);
+  const encoded = JSON.parse(text) as EncodedOutcome[];
   return {
     stream,
     firstSeq: Number(item.seq),
@@ -36,7 +53,7 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
               topic: block.topic,
               session: block.session,
               idempotencyKey: block.idempotencyKey,
-              outcomes: JSON.stringify(block.outcomes.map(encodeOutcome)),
+              ...outcomesAttribute(block),
               updatedAt: new Date().toISOString(),
             },
           }),

@@ -167,7 +167,6 @@ export function createGroupSource(
           ),
         );
       } catch (error) {
-        if (isStaleTopicError(error)) throw error;
         unreadable.push(`group ${groupId}: offset fetch failed (${failure(error)})`);
       }
     }
@@ -187,7 +186,6 @@ export function createGroupSource(
           new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }])),
         );
       } catch (error) {
-        if (isStaleTopicError(error)) throw error;
         unreadable.push(`topic ${topic}: log offsets failed (${failure(error)})`);
       }
     }

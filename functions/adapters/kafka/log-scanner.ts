@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { ScannedRecord, ScanRequest, ScanResult } from '../../core/audit.js';
-import { DependencyUnavailableError, NotFoundError } from '../../core/errors.js';
+import { DependencyUnavailableError, NotFoundError, TallyError } from '../../core/errors.js';
+import { kafkaFailure } from './client.js';
 import { lazyAdmin } from './lazy-admin.js';
 
 /** The `tally.*` headers as text (the first value of a repeated header); others are skipped. */
@@ -72,6 +73,22 @@ export function createLogScanner(kafka: Kafka) {
       });
       let scanned = 0;
       let complete = false;
+      /**
+       * Starts each partition where this read begins. kafkajs forgets seeks when its consumer
+       * restarts after a crash, so this runs again on every group join; a seek it refuses (its
+       * group not joined yet) costs only time, as records before `next` are skipped anyway.
+       */
+      const seekAll = () => {
+        for (const [partition, end] of ends) {
+          const offset = next.get(partition) ?? 0;
+          if (offset >= end) continue;
+          try {
+            consumer.seek({ topic, partition, offset: String(offset) });
+          } catch {
+            // Not joined (yet): the next GROUP_JOIN seeks again.
+          }
+        }
+      };
       try {
         await consumer.connect();
         await consumer.subscribe({ topic, fromBeginning: true });
@@ -83,6 +100,14 @@ export function createLogScanner(kafka: Kafka) {
             resolve();
           };
           const timer = setTimeout(() => stop(false), Math.max(0, request.deadlineAt - Date.now()));
+          consumer.on(consumer.events.GROUP_JOIN, seekAll);
+          // A crash kafkajs will not restart from would otherwise leave this read waiting for its
+          // deadline.
+          consumer.on(consumer.events.CRASH, ({ payload }) => {
+            if (payload.restart) return;
+            clearTimeout(timer);
+            reject(payload.error);
+          });
           consumer
             .run({
               autoCommit: false,
@@ -113,20 +138,29 @@ export function createLogScanner(kafka: Kafka) {
               },
             })
             .then(() => {
-              for (const [partition, end] of ends) {
-                const offset = next.get(partition) ?? 0;
-                if (offset < end) consumer.seek({ topic, partition, offset: String(offset) });
-              }
+              seekAll();
               const idle = offsets
                 .map((o) => o.partition)
                 .filter((partition) => !ends.has(partition));
               if (idle.length > 0) consumer.pause([{ topic, partitions: idle }]);
             })
-            .catch(reject);
+            .catch((error: unknown) => {
+              clearTimeout(timer);
+              reject(error);
+            });
         });
+      } catch (error) {
+        if (error instanceof TallyError) throw error;
+        // What was read before the failure is lost with this run: the checkpoint is not moved.
+        throw new DependencyUnavailableError(
+          `Kafka stopped the audit's read of ${topic} (${kafkaFailure(error)}); nothing was judged`,
+          { cause: error },
+        );
       } finally {
         await consumer.disconnect().catch(() => {});
-        await (await admin()).deleteGroups([groupId]).catch(() => {});
+        await admin()
+          .then((client) => client.deleteGroups([groupId]))
+          .catch(() => {});
       }
       return { scanned, next, logStart, complete };
     },
