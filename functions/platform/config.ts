@@ -147,25 +147,29 @@ function kafkaSource(env: Env): KafkaSource {
   };
 }
 
-const SCRAM_SETTINGS = ['KAFKA_SASL_SECRET_ID', 'KAFKA_SASL_PARAMETER', 'KAFKA_SASL_USERNAME'];
+/** The places SCRAM credentials may come from, each by the variables that name it. */
+const SCRAM_SOURCES = [
+  ['KAFKA_SASL_SECRET_ID'],
+  ['KAFKA_SASL_PARAMETER'],
+  ['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD'],
+];
 
 /**
  * Exactly one place for SCRAM credentials: a Secrets Manager secret (KAFKA_SASL_SECRET_ID), an
  * SSM SecureString (KAFKA_SASL_PARAMETER), or KAFKA_SASL_USERNAME + KAFKA_SASL_PASSWORD.
  */
 function scramSource(env: Env, wanted: boolean): ScramCredentialSource | undefined {
-  const given = SCRAM_SETTINGS.filter((name) => optional(env, name) !== undefined);
+  // Per place, the first of its variables that is set.
+  const given = SCRAM_SOURCES.flatMap(
+    (names) => names.find((name) => optional(env, name) !== undefined) ?? [],
+  );
   if (!wanted) {
-    if (given.length > 0 || optional(env, 'KAFKA_SASL_PASSWORD') !== undefined) {
-      throw new ConfigurationError(
-        `${given[0] ?? 'KAFKA_SASL_PASSWORD'} is set but KAFKA_AUTH is not scram`,
-        { field: 'KAFKA_AUTH' },
-      );
+    if (given[0] !== undefined) {
+      throw new ConfigurationError(`${given[0]} is set but KAFKA_AUTH is not scram`, {
+        field: 'KAFKA_AUTH',
+      });
     }
     return undefined;
-  }
-  if (given.length === 0 && optional(env, 'KAFKA_SASL_PASSWORD') !== undefined) {
-    required(env, 'KAFKA_SASL_USERNAME');
   }
   if (given.length !== 1) {
     throw new ConfigurationError(

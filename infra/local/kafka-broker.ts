@@ -23,7 +23,7 @@ export interface KafkaBroker {
    * again on the same log dir and ports. Resolves once the new JVM runs; callers wait for it to
    * answer.
    */
-  restart(options?: { readonly downMs?: number }): Promise<void>;
+  restart(): Promise<void>;
 }
 
 export interface KafkaBrokerOptions {
@@ -78,11 +78,12 @@ export async function startKafkaBroker(
     BROKER_PORT: String(brokerPort),
     CONTROLLER_PORT: String(controllerPort),
     LOG_DIR: join(workDir, 'kafka-data'),
+    SASL_LISTENER: saslPort === undefined ? '' : `,SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+    SASL_PROTOCOL: saslPort === undefined ? '' : ',SASL_PLAINTEXT:SASL_PLAINTEXT',
   });
-  writeFileSync(
-    propertiesFile,
-    saslPort === undefined ? properties : withScram(properties, brokerPort, saslPort),
-  );
+  const scram =
+    saslPort === undefined ? '' : readFileSync(join(CONFIG_DIR, 'scram.properties'), 'utf8');
+  writeFileSync(propertiesFile, `${properties}${scram}`);
   const jvm = [
     '-cp',
     jars.classpath,
@@ -142,10 +143,9 @@ export async function startKafkaBroker(
       return running;
     },
     timings: { resolveMs: jars.resolveMs, formatMs },
-    async restart({ downMs = 0 } = {}) {
+    async restart() {
       running.killNow();
       await running.exited;
-      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       running = await launch();
     },
   };
@@ -159,33 +159,6 @@ function scramEntry(user: { readonly name: string; readonly password: string }):
     }
   }
   return `SCRAM-SHA-512=[name=${user.name},password=${user.password}]`;
-}
-
-/** Adds a SASL_PLAINTEXT SCRAM listener and ACL authorization to the rendered properties. */
-function withScram(properties: string, brokerPort: number, saslPort: number): string {
-  const plain = `PLAINTEXT://127.0.0.1:${brokerPort}`;
-  const sasl = `SASL_PLAINTEXT://127.0.0.1:${saslPort}`;
-  return [
-    ...properties
-      .split('\n')
-      .map((line) =>
-        line.startsWith('listeners=')
-          ? line.replace(plain, `${plain},${sasl}`)
-          : line.startsWith('advertised.listeners=')
-            ? `advertised.listeners=${plain},${sasl}`
-            : line.startsWith('listener.security.protocol.map=')
-              ? `${line},SASL_PLAINTEXT:SASL_PLAINTEXT`
-              : line,
-      ),
-    '',
-    '# SCRAM users (test stacks only): the SASL listener authenticates, ACLs authorize.',
-    'sasl.enabled.mechanisms=SCRAM-SHA-512',
-    'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
-    'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
-    'allow.everyone.if.no.acl.found=true',
-    'super.users=User:ANONYMOUS',
-    '',
-  ].join('\n');
 }
 
 export function tail(file: string, lines = 30): string {

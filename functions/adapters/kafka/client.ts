@@ -62,14 +62,20 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
   return new Kafka(mechanism ? { ...config, sasl: mechanism } : config);
 }
 
+/** What a kafkajs error means, where its name alone does not say it. */
+const MEANINGS: Readonly<Record<string, string>> = {
+  KafkaJSSASLAuthenticationError: 'Kafka refused the SASL credentials',
+  // kafkajs drops FindCoordinator's own error (an authorization failure among them) for this one.
+  KafkaJSGroupCoordinatorNotFound:
+    'no coordinator answered for it, or this principal may not describe it',
+};
+
 /**
  * A Kafka failure in a few words for messages: the error's name, and what it means when that is
  * not plain (a refused sign-in reads like any other failure otherwise). Never the credentials.
  */
 export function kafkaFailure(error: unknown): string {
   const name = error instanceof Error ? error.name : 'unknown error';
-  if (name === 'KafkaJSSASLAuthenticationError') {
-    return `${name}: Kafka refused the SASL credentials`;
-  }
-  return name;
+  const meaning = MEANINGS[name];
+  return meaning ? `${name}: ${meaning}` : name;
 }

@@ -21,14 +21,10 @@ function kafkaUnavailable(error: unknown): unknown {
 
 const DESCRIBE_BATCH = 50;
 
-/** The error's name and Kafka's error type, e.g. `KafkaJSProtocolError GROUP_AUTHORIZATION_FAILED`. */
+/** kafkaFailure and Kafka's error type, e.g. `KafkaJSProtocolError GROUP_AUTHORIZATION_FAILED`. */
 function failure(error: unknown): string {
-  const { name, type } = (error ?? {}) as { name?: string; type?: string };
-  // kafkajs drops FindCoordinator's own error (an authorization failure among them) for this one.
-  if (name === 'KafkaJSGroupCoordinatorNotFound') {
-    return `${name}: no coordinator answered for it, or this principal may not describe it`;
-  }
-  return [name ?? 'Error', type].filter(Boolean).join(' ');
+  const type = (error as { type?: unknown } | null)?.type;
+  return typeof type === 'string' ? `${kafkaFailure(error)} ${type}` : kafkaFailure(error);
 }
 
 /** The broker could not be reached or did not answer: asking again per group would only wait. */
