@@ -6,12 +6,14 @@
 //
 //   node --import tsx bench/cold-start.ts
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { build } from 'esbuild';
 import { parse } from 'yaml';
-import { machineFacts, note, ROOT, removeBundle, shown, spread, writeResults } from './harness.js';
+import { tableEnvironment } from '../infra/local/local-tables.js';
+import { loadTableDefinitions, localTableName } from '../infra/local/table-definitions.js';
+import { machineFacts, markdownTable, note, ROOT, shown, spread, writeResults } from './harness.js';
 
 const REPEATS = 3;
 const started = performance.now();
@@ -62,19 +64,11 @@ const env = {
   AWS_REGION: 'us-east-1',
   LOG_LEVEL: 'error',
   TALLY_RECEIPTS_GROUP: 'bench',
-  ...Object.fromEntries(
-    [
-      'STREAMS',
-      'LEDGER',
-      'RESERVATIONS',
-      'IDEMPOTENCY',
-      'MAPPINGS',
-      'OFFSET_HISTORY',
-      'RECONCILE_REPORTS',
-      'RECEIPTS',
-      'AUDITS',
-      'APPROVALS',
-    ].map((t) => [`TALLY_${t}_TABLE`, `bench-${t.toLowerCase()}`]),
+  // Every table of infra/resources/tables.yml, by the variable serverless.yml names it with.
+  ...tableEnvironment(
+    Object.fromEntries(
+      loadTableDefinitions().map((t) => [t.logicalId, localTableName('bench-', t)]),
+    ),
   ),
 };
 const probe = (file: string, exportName: string) => `
@@ -107,7 +101,7 @@ for (const fn of functions) {
     initMs: spread(initMs),
   });
 }
-removeBundle(join(out, 'x'));
+rmSync(out, { recursive: true, force: true });
 
 const summary = {
   benchmark: 'cold-start',
@@ -120,12 +114,12 @@ const summary = {
   functions: results,
   wallSeconds: Math.round((performance.now() - started) / 1000),
 };
-const table = [
-  '| function | bundle KB | module init ms |',
-  '|---|---:|---:|',
-  ...results.map(
-    (r) =>
-      `| ${r.function} | ${Math.round(r.bundleBytes / 1024).toLocaleString('en')} | ${shown(r.initMs, 1)} |`,
-  ),
-].join('\n');
+const table = markdownTable(
+  ['function', 'bundle KB', 'module init ms'],
+  results.map((r) => [
+    r.function,
+    Math.round(r.bundleBytes / 1024).toLocaleString('en'),
+    shown(r.initMs, 1),
+  ]),
+);
 writeResults('cold-start', summary, table, true);

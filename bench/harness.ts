@@ -164,6 +164,20 @@ export function shown(s: Spread, digits = 0): string {
 }
 
 /**
+ * A markdown table of `rows` under `columns`: the first column (a label) left-aligned, the
+ * others (figures) right-aligned; with `allFigures`, the first one too.
+ */
+export function markdownTable(
+  columns: readonly string[],
+  rows: ReadonlyArray<readonly string[]>,
+  allFigures = false,
+): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  const align = columns.map((_, i) => (i === 0 && !allFigures ? '---' : '---:'));
+  return [line(columns), `|${align.join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+/**
  * Prints a benchmark's JSON on stdout and its table on stderr; unless bench/run.ts collects it
  * (BENCH_COLLECTED=1) or the run was partial, also saves both under bench/results/.
  */

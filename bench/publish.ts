@@ -13,10 +13,10 @@
 // topics either way); otherwise a Kafka 3.9.1 broker and dynalite are started and stopped here.
 import { execFileSync } from 'node:child_process';
 import { subscribe } from 'node:diagnostics_channel';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -29,6 +29,8 @@ import {
   alive,
   bundle,
   javaProcesses,
+  note,
+  removeBundle,
   type Spread,
   shown,
   spread,
@@ -59,7 +61,6 @@ function parseMode(argv: readonly string[]): Mode {
 const mode = parseMode(process.argv.slice(2));
 const wallStart = performance.now();
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-const note = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 // ---------------------------------------------------------------------------------------------
@@ -303,8 +304,6 @@ function writeProfileWindows(): void {
   note(`profile windows: ${file}`);
 }
 
-/** `pgrep -a java` lines (none when pgrep finds nothing). */
-
 async function finish(): Promise<void> {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   if (reusing) return;
@@ -361,7 +360,7 @@ try {
   cleanups.push(async () => (await handlers.publishRuntime()).sender.close());
   cleanups.push(async () => {
     if (bundle.keep) note(`handler bundle kept for the profile: ${bundle.file}`);
-    else rmSync(dirname(bundle.file), { recursive: true, force: true });
+    else removeBundle(bundle.file);
   });
 
   const rawProducer: Producer = adminKafka.producer({

@@ -16,10 +16,8 @@
 // With KAFKA_BROKERS and DYNAMODB_ENDPOINT set, the running services are reused; otherwise a Kafka
 // 3.9.1 broker and dynalite are started and stopped here.
 import { subscribe } from 'node:diagnostics_channel';
-import { rmSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
@@ -33,7 +31,10 @@ import {
   alive,
   bundle,
   javaProcesses,
+  note,
   parseSizes,
+  pool,
+  removeBundle,
   type Spread,
   shown,
   spread,
@@ -56,7 +57,6 @@ const fullRun = sizes.join(',') === DEFAULT_SIZES.join(',') && !profiling;
 const wallStart = performance.now();
 const startedAt = new Date();
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-const note = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 // ---------------------------------------------------------------------------------------------
@@ -245,20 +245,6 @@ function figures(
   };
 }
 
-/** `pgrep -a java` lines (none when pgrep finds nothing). */
-
-/** Runs `work` over `items` with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 function markdown(runs: readonly SizeResult[]): string {
   const lines = [
     `| groups × partitions | first run ms | warm runs ms (${WARM_RUNS}) | admin calls per run (expected) | DynamoDB writes first / warm | DynamoDB HTTP ms first / warm |`,
@@ -298,7 +284,7 @@ async function finish(): Promise<void> {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   // Under --cpu-prof the bundle is kept: bench/cpuprofile-summary.ts maps its lines to modules.
   if (bundleFile && profiling) note(`bundle kept for the profile: ${bundleFile}`);
-  else if (bundleFile) rmSync(dirname(bundleFile), { recursive: true, force: true });
+  else if (bundleFile) removeBundle(bundleFile);
   if (reusing) return;
   await stack.stop();
   const ours = stack.processes.filter((managed) => alive(managed.pid));

@@ -11,6 +11,7 @@ import type { GroupReport } from '../core/reconcile.js';
 import type { ReportStore } from '../core/reconcile-ports.js';
 import { createClients } from '../platform/clients.js';
 import { type AuditConfig, loadAuditConfig } from '../platform/config.js';
+import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { publishAuditMetrics } from './metrics.js';
 
 // The composition root of the audit functions, built once per container.
@@ -83,12 +84,5 @@ async function build(config: AuditConfig) {
 }
 
 const config = loadAuditConfig();
-let runtime: ReturnType<typeof build> | undefined;
 
-export function auditRuntime() {
-  runtime ??= build(config).catch((error: unknown) => {
-    runtime = undefined;
-    throw error;
-  });
-  return runtime;
-}
+export const auditRuntime = lazyRuntime(() => build(config));

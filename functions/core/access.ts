@@ -1,4 +1,5 @@
 import { ForbiddenError, InvalidInputError } from './errors.js';
+import { isPlainObject } from './record-input.js';
 import { topicAllowList } from './topic-names.js';
 
 // Who may do what: every HTTP route needs a scope; publishing also needs the topic to be in the
@@ -58,7 +59,7 @@ export function parseTokens(json: string, name: string): Map<string, Caller> {
   } catch {
     throw new InvalidInputError(`${name}: not JSON`, { field: name });
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+  if (!isPlainObject(parsed)) {
     throw new InvalidInputError(`${name}: an object of token → {caller, scopes, topics}`, {
       field: name,
     });

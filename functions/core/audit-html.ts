@@ -62,6 +62,13 @@ interface Category {
   readonly values: readonly number[];
 }
 
+/** The bars of every cluster: produced, in log, then processed per group. */
+const layerSeries = (groups: readonly string[]): string[] => [
+  'produced',
+  'in log',
+  ...groups.map((g) => `processed by ${g}`),
+];
+
 interface ChartSpec {
   readonly id: string;
   readonly label: string;
@@ -77,7 +84,7 @@ function streamChart(report: AuditReport): ChartSpec {
     id: 'layers-chart',
     label: 'Records per layer and stream',
     xTitle: 'stream',
-    series: ['produced', 'in log', ...groups.map((g) => `processed by ${g}`)],
+    series: layerSeries(groups),
     categories: report.streams.map((s) => ({
       label: s.stream,
       values: [s.produced, s.inLog, ...groups.map((g) => s.processed[g] ?? 0)],
@@ -92,7 +99,7 @@ function bucketChart(s: LinkedFindings, index: number): ChartSpec {
     id: `buckets-chart-${index}`,
     label: `Records per layer and time bucket of stream ${s.stream}`,
     xTitle: 'time bucket (UTC)',
-    series: ['produced', 'in log', ...groups.map((g) => `processed by ${g}`)],
+    series: layerSeries(groups),
     categories: s.buckets.map((b) => ({
       label: b.start.slice(5, 16).replace('T', ' '),
       values: [b.produced, b.inLog, ...groups.map((g) => b.processed[g] ?? 0)],
@@ -291,7 +298,7 @@ h3{margin:0 0 6px;font-size:14px}.meta{color:#5b6472;margin:0 0 16px}
 .chart{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:8px;overflow-x:auto}
 svg text{font:12px system-ui,sans-serif;fill:#1d2330}svg .tick{fill:#5b6472}svg .axis-title{fill:#5b6472;font-style:italic}
 svg .grid{stroke:#e8ebef}svg .axis{stroke:#5b6472}
-.chart+.wide,.wide{margin:12px 0;overflow-x:auto}
+.wide{margin:12px 0;overflow-x:auto}
 .tables{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:12px}
 .findings{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:10px 12px}
 .layer{font-size:11px;font-weight:500;background:#e8eef6;color:var(--info);border-radius:10px;padding:1px 8px;margin-left:4px}

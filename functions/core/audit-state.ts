@@ -62,12 +62,11 @@ export class StreamLog {
 
   /**
    * Counts one record and says how many times its seq was seen before. Its placement is kept
-   * when its seq was seen before (a copy to name) or when `wanted` asks for it (an UNKNOWN outcome
-   * to settle), up to MAX_PLACED seqs; every wanted one is also kept in `landed`.
+   * when its seq was seen before (a copy to name) or when it is `unknown` (an UNKNOWN outcome to
+   * settle), up to MAX_PLACED seqs; every unknown one is also kept in `landed`.
    */
-  add(record: LogRecord, bucketMs: number, wanted: (seq: number) => boolean): number {
+  add(record: LogRecord, bucketMs: number, unknown: boolean): number {
     const { seq } = record;
-    const unknown = wanted(seq);
     if (unknown && !this.landed.has(seq)) {
       const { partition, offset, session } = record;
       this.landed.set(seq, { partition, offset, session });
@@ -217,19 +216,18 @@ export class RecentRecords {
     if (this.#size < this.capacity) this.#size++;
   }
 
-  /** The oldest copy still in the window of each of `seqs` of `stream`, in one pass. */
-  firstCopies(stream: string, seqs: SeqRanges): Map<number, Placement> {
-    const found = new Map<number, Placement>();
-    const oldest = (this.#next - this.#size + this.capacity) % this.capacity;
+  /** Every copy of each of `seqs` of `stream` still in the window, oldest first, in one pass. */
+  copiesOf(stream: string, seqs: SeqRanges): Map<number, Placement[]> {
+    const found = new Map<number, Placement[]>();
+    if (seqs.isEmpty) return found;
+    const oldest = this.#oldest();
     for (let i = 0; i < this.#size; i++) {
       const n = (oldest + i) % this.capacity;
       const seq = this.#seqs[n] as number;
-      if (this.#streams[n] !== stream || found.has(seq) || !seqs.has(seq)) continue;
-      found.set(seq, {
-        partition: this.#partitions[n] as number,
-        offset: this.#offsets[n] as number,
-        session: this.#sessions[n] ?? '',
-      });
+      if (this.#streams[n] !== stream || !seqs.has(seq)) continue;
+      const copies = found.get(seq);
+      if (copies === undefined) found.set(seq, [this.#at(n)]);
+      else copies.push(this.#at(n));
     }
     return found;
   }
@@ -237,17 +235,23 @@ export class RecentRecords {
   /** Every copy of stream/seq still in the window, oldest first. */
   find(stream: string, seq: number): Placement[] {
     const found: Placement[] = [];
-    const oldest = (this.#next - this.#size + this.capacity) % this.capacity;
+    const oldest = this.#oldest();
     for (let i = 0; i < this.#size; i++) {
       const n = (oldest + i) % this.capacity;
-      if (this.#seqs[n] === seq && this.#streams[n] === stream) {
-        found.push({
-          partition: this.#partitions[n] as number,
-          offset: this.#offsets[n] as number,
-          session: this.#sessions[n] ?? '',
-        });
-      }
+      if (this.#seqs[n] === seq && this.#streams[n] === stream) found.push(this.#at(n));
     }
     return found;
+  }
+
+  #oldest(): number {
+    return (this.#next - this.#size + this.capacity) % this.capacity;
+  }
+
+  #at(n: number): Placement {
+    return {
+      partition: this.#partitions[n] as number,
+      offset: this.#offsets[n] as number,
+      session: this.#sessions[n] ?? '',
+    };
   }
 }

@@ -241,8 +241,10 @@ export function createAuditor(ports: AuditPorts) {
               timestamp: record.timestamp,
               session: record.headers['tally.session'] ?? '',
             };
-            const before = log.add(entry, bucketMs, (seq) => audit?.isUnknown(seq) ?? false);
-            if (before > 0)
+            const before = log.add(entry, bucketMs, audit?.isUnknown(id.seq) ?? false);
+            // Earlier copies are looked for only for a repeat that is described (at most
+            // MAX_PLACED are): each look reads the whole window.
+            if (before > 0 && log.placements.has(id.seq))
               for (const copy of recent.find(id.stream, id.seq)) log.place(id.seq, copy);
             recent.push(id.stream, id.seq, entry);
           },
@@ -275,9 +277,9 @@ export function createAuditor(ports: AuditPorts) {
       let landed = 0;
       let notWritten = 0;
       const compared = performance.now();
+      const horizonAt = startedAt - request.horizonMs;
       for (const [stream, audit] of audits) {
         const findings = audit.findings(scan.complete);
-        const horizonAt = startedAt - request.horizonMs;
         for (const block of unknownBlocks.get(stream) ?? []) {
           const settled = settle(block, state.stream(stream), findings, horizonAt);
           if (!settled) continue;
@@ -373,11 +375,13 @@ async function placeMissing(
     const log = state.stream(stream);
     const blocks = unknownBlocks.get(stream) ?? [];
     // The records the scan passed last are still at hand: place what they can first.
-    for (const [seq, copy] of recent.firstCopies(stream, unplacedUnknowns(blocks, log)))
-      log.landed.set(seq, copy);
-    for (const [from, to] of audit.missingPlacements().ranges()) {
+    for (const [seq, [first]] of recent.copiesOf(stream, unplacedUnknowns(blocks, log)))
+      if (first) log.landed.set(seq, first);
+    const described = audit.missingPlacements();
+    const copies = recent.copiesOf(stream, described);
+    for (const [from, to] of described.ranges()) {
       for (let seq = from; seq <= to; seq++)
-        for (const copy of recent.find(stream, seq)) log.place(seq, copy);
+        for (const copy of copies.get(seq) ?? []) log.place(seq, copy);
     }
     // Re-read for the rest, except single copies already found that only the description
     // (full at MAX_PLACED) lacks.

@@ -82,7 +82,7 @@ function errorsToHttp(): MiddlewareObj<HttpEvent, HttpResponse> {
   };
 }
 
-/** The one middy stack every HTTP function uses. */
+// Loaded on the first request, then kept for the container.
 let authenticate: ReturnType<typeof loadAuthenticate> | undefined;
 
 /** Refuses a request without a caller (401) or without the route's scope (403), before the route. */

@@ -76,7 +76,7 @@ export function publishOptions(
   },
   context: Context | undefined,
   rt: PublishRuntime,
-  names = { stream: 'stream', idempotencyKey: 'idempotencyKey', timeoutMs: 'timeoutMs' },
+  names: { readonly stream: string; readonly idempotencyKey: string; readonly timeoutMs: string },
 ) {
   const { topic, idempotencyKey, timeoutMs: clientTimeoutMs } = given;
   // The topic is judged first: an illegal name must be named as such, never as a bad stream.

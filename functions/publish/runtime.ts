@@ -9,6 +9,7 @@ import { createPublisher } from '../core/publish.js';
 import { topicAllowList } from '../core/topic-names.js';
 import { createClients } from '../platform/clients.js';
 import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
+import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { log } from '../platform/log.js';
 
 // The composition root of the publish functions: everything expensive is built once per
@@ -62,19 +63,11 @@ async function build(config: PublishConfig) {
 
 export type PublishRuntime = Awaited<ReturnType<typeof build>>;
 
-let runtime: Promise<PublishRuntime> | undefined;
-
 // Configuration errors fail the cold start loudly, naming the variable.
 const config = loadPublishConfig();
 
 /** The container's runtime; a failed build is retried by the next invocation. */
-export function publishRuntime(): Promise<PublishRuntime> {
-  runtime ??= build(config).catch((error: unknown) => {
-    runtime = undefined;
-    throw error;
-  });
-  return runtime;
-}
+export const publishRuntime = lazyRuntime(() => build(config));
 
 // Connections and metadata are set up during Lambda's init phase, before the first request.
 publishRuntime().catch((error: unknown) =>

@@ -3,6 +3,7 @@ import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
 import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createClients } from '../platform/clients.js';
 import { loadReceiptsConfig, type ReceiptsConfig } from '../platform/config.js';
+import { lazyRuntime } from '../platform/lazy-runtime.js';
 
 // The composition root of the receipts functions, built once per container.
 
@@ -15,12 +16,5 @@ async function build(config: ReceiptsConfig) {
 }
 
 const config = loadReceiptsConfig();
-let runtime: ReturnType<typeof build> | undefined;
 
-export function receiptsRuntime() {
-  runtime ??= build(config).catch((error: unknown) => {
-    runtime = undefined;
-    throw error;
-  });
-  return runtime;
-}
+export const receiptsRuntime = lazyRuntime(() => build(config));

@@ -6,6 +6,7 @@ import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
 import { createReconciler } from '../core/reconcile.js';
 import { createClients } from '../platform/clients.js';
 import { loadReconcileConfig, type ReconcileConfig } from '../platform/config.js';
+import { lazyRuntime } from '../platform/lazy-runtime.js';
 
 // The composition root of the reconcile functions, built once per container.
 
@@ -24,12 +25,5 @@ async function build(config: ReconcileConfig) {
 export type ReconcileRuntime = Awaited<ReturnType<typeof build>>;
 
 const config = loadReconcileConfig();
-let runtime: Promise<ReconcileRuntime> | undefined;
 
-export function reconcileRuntime(): Promise<ReconcileRuntime> {
-  runtime ??= build(config).catch((error: unknown) => {
-    runtime = undefined;
-    throw error;
-  });
-  return runtime;
-}
+export const reconcileRuntime = lazyRuntime(() => build(config));

@@ -7,7 +7,7 @@ import {
   InvalidInputError,
   UnprocessableInputError,
 } from '../core/errors.js';
-import { isPlainObject, parseRecordOrError } from '../core/record-input.js';
+import { isPlainObject, parseRecord } from '../core/record-input.js';
 import { type ProduceReport, recordReport } from '../core/reports.js';
 import { taskHandler } from '../platform/task.js';
 import { publishOptions, runPublish } from '../publish/request.js';
@@ -45,8 +45,7 @@ export const handler = taskHandler<unknown, PublishedRecord>(async (input, conte
     { stream: 'item.stream', idempotencyKey: 'item.idempotencyKey', timeoutMs: 'timeoutMs' },
   );
   const clusterId = await rt.catalog.clusterId(options.deadline);
-  const parsed = parseRecordOrError(record, 'item.');
-  if (parsed instanceof Error) throw parsed;
+  const parsed = parseRecord(record, 'item.');
   // The response is what the idempotency guard keeps: a retry with the key gets it back as is.
   const response = await runPublish(rt, { ...options, records: [parsed] }, context, (result) => {
     const [first] = result.results;

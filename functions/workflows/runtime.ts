@@ -4,6 +4,7 @@ import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createTaskTokens } from '../adapters/sfn/task-tokens.js';
 import { createClients } from '../platform/clients.js';
 import { loadWorkflowConfig, type WorkflowConfig } from '../platform/config.js';
+import { lazyRuntime } from '../platform/lazy-runtime.js';
 
 // The composition root of the approval functions, built once per container.
 
@@ -18,12 +19,5 @@ async function build(config: WorkflowConfig) {
 }
 
 const config = loadWorkflowConfig();
-let runtime: ReturnType<typeof build> | undefined;
 
-export function workflowRuntime() {
-  runtime ??= build(config).catch((error: unknown) => {
-    runtime = undefined;
-    throw error;
-  });
-  return runtime;
-}
+export const workflowRuntime = lazyRuntime(() => build(config));

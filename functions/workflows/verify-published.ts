@@ -53,6 +53,7 @@ export const handler = taskHandler<unknown, { verified: number; auditIds: string
       if (!report) throw new VerificationFailedError(`audit ${id} is not stored`);
       reports.push(report);
     }
+    const anyComplete = reports.some((r) => r.complete);
     const problems: Problem[] = [];
     for (const { idempotencyKey, report } of published) {
       const { stream, seq } = report;
@@ -68,7 +69,7 @@ export const handler = taskHandler<unknown, { verified: number; auditIds: string
         continue;
       }
       const findings = reports.flatMap((r) => r.streams.filter((s) => s.stream === stream));
-      if (!reports.some((r) => r.complete) || findings.length === 0) {
+      if (!anyComplete || findings.length === 0) {
         say('no complete audit read its stream');
       } else if (findings.some((f) => within(seq, f.lost))) {
         say('acknowledged but not in the log (lost)');

@@ -59,6 +59,14 @@ export function functionOfIntrinsic(value: unknown): string | undefined {
   return match?.[1] ? match[1].charAt(0).toLowerCase() + match[1].slice(1) : undefined;
 }
 
+/** The function a Task state calls, directly or through `lambda:invoke` (`Parameters.FunctionName`). */
+export function functionOfTask(state: Record<string, unknown>): string | undefined {
+  return (
+    functionOfIntrinsic(state.Resource) ??
+    functionOfIntrinsic((state.Parameters as Record<string, unknown> | undefined)?.FunctionName)
+  );
+}
+
 /** A copy with every function intrinsic replaced by a plain ARN the interpreter accepts. */
 function localize(value: unknown): unknown {
   const fn = functionOfIntrinsic(value);
@@ -83,11 +91,7 @@ function taskStates(
   const states = (definition as { States?: Record<string, Record<string, unknown>> }).States ?? {};
   for (const [name, state] of Object.entries(states)) {
     if (state.Type === 'Task') {
-      const direct = functionOfIntrinsic(state.Resource);
-      const viaInvoke = functionOfIntrinsic(
-        (state.Parameters as Record<string, unknown> | undefined)?.FunctionName,
-      );
-      const functionName = direct ?? viaInvoke;
+      const functionName = functionOfTask(state);
       if (functionName === undefined) {
         throw new Error(`state ${name}: only our Lambda functions can be run locally`);
       }
@@ -161,6 +165,13 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
   const executions = new Map<string, Execution>();
   const aborts = new Map<string, () => void>();
   const waiting = new Map<string, Deferred<unknown>>();
+
+  /** The task waiting on `taskToken`, as Step Functions' API would find it. */
+  const waiter = (taskToken: string) => {
+    const wait = waiting.get(taskToken);
+    if (!wait) throw new TaskTokenError('TaskDoesNotExist', 'no task waits on this token');
+    return wait;
+  };
 
   const errorOf = (failure: unknown) =>
     Object.assign(new Error(String((failure as Error)?.message ?? failure)), {
@@ -297,26 +308,22 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
     },
 
     sendTaskSuccess(taskToken: string, output: string): void {
-      const deferred = waiting.get(taskToken);
-      if (!deferred) throw new TaskTokenError('TaskDoesNotExist', 'no task waits on this token');
+      const wait = waiter(taskToken);
       let parsed: unknown;
       try {
         parsed = JSON.parse(output);
       } catch {
         throw new TaskTokenError('InvalidToken', 'output is not JSON');
       }
-      deferred.resolve(parsed);
+      wait.resolve(parsed);
     },
 
     sendTaskFailure(taskToken: string, error = 'States.TaskFailed', cause = ''): void {
-      const deferred = waiting.get(taskToken);
-      if (!deferred) throw new TaskTokenError('TaskDoesNotExist', 'no task waits on this token');
-      deferred.reject(Object.assign(new Error(cause), { name: error }));
+      waiter(taskToken).reject(Object.assign(new Error(cause), { name: error }));
     },
 
     sendTaskHeartbeat(taskToken: string): void {
-      if (!waiting.has(taskToken))
-        throw new TaskTokenError('TaskDoesNotExist', 'no task waits on this token');
+      waiter(taskToken);
     },
 
     /** Aborts every running execution. */

@@ -1,11 +1,14 @@
-import { vi } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
+import { testKafka } from './kafka.js';
+import { createTopic } from './publish-client.js';
+import { usePublishEnv } from './publish-env.js';
 
 /**
  * For a fuzzing run: collects unhandled rejections (none may be left) and keeps the tens of
  * thousands of log lines refused inputs write out of the test output. `start` before the
  * run, `stop` after.
  */
-export function fuzzingGuard() {
+function fuzzingGuard() {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   const quiet = (stream: NodeJS.WriteStream) => {
@@ -27,4 +30,26 @@ export function fuzzingGuard() {
       process.off('unhandledRejection', onUnhandled);
     },
   };
+}
+
+/**
+ * The setup of a fuzzing file (registers its beforeAll/afterAll): fresh tables and the publish
+ * environment (`env` added), a fresh topic of `partitions`, and the guard around the run.
+ * `topic` is set once beforeAll has run.
+ */
+export function useFuzzing(clientId: string, partitions: number, env: Record<string, string>) {
+  const admin = testKafka(clientId).admin();
+  const guard = fuzzingGuard();
+  const fuzzing = { topic: '', unhandled: guard.unhandled };
+  beforeAll(async () => {
+    await usePublishEnv(env);
+    await admin.connect();
+    fuzzing.topic = await createTopic(admin, partitions);
+    guard.start();
+  });
+  afterAll(async () => {
+    guard.stop();
+    await admin.disconnect();
+  });
+  return fuzzing;
 }

@@ -1,12 +1,8 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
-import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { fuzzingGuard } from '../helpers/fuzzing.js';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { useFuzzing } from '../helpers/fuzzing.js';
 import { lambdaContext, TEST_TOKEN } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
-import { createTopic } from '../helpers/publish-client.js';
-import { usePublishEnv } from '../helpers/publish-env.js';
 
 // Property-based fuzzing of every HTTP route of serverless.yml, through its handler as API
 // Gateway invokes it, against the real local broker and DynamoDB API: whatever the path, query,
@@ -21,104 +17,85 @@ type Handler = (event: APIGatewayProxyEventV2, context: any) => Promise<unknown>
 interface Route {
   readonly routeKey: string;
   readonly load: () => Promise<Handler>;
+  /** The path parameters, in the order of the route's `{name}`s. */
   readonly params: readonly string[];
 }
 
+const httpRoute = (routeKey: string, load: () => Promise<Handler>): Route => ({
+  routeKey,
+  load,
+  params: Array.from(routeKey.matchAll(/\{(\w+)\}/g), (match) => match[1] as string),
+});
+
 // Spelled out: Vite resolves only literal dynamic imports.
 const ROUTES: Record<string, Route> = {
-  clusters: {
-    routeKey: 'GET /v3/clusters/{cluster_id}',
-    load: async () => (await import('../../functions/publish/clusters-handler.js')).handler,
-    params: ['cluster_id'],
-  },
-  produce: {
-    routeKey: 'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records',
-    load: async () => (await import('../../functions/publish/produce-handler.js')).handler,
-    params: ['cluster_id', 'topic_name'],
-  },
-  produceBatch: {
-    routeKey: 'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch',
-    load: async () => (await import('../../functions/publish/batch-handler.js')).handler,
-    params: ['cluster_id', 'topic_name'],
-  },
-  produceV2: {
-    routeKey: 'POST /topics/{topic_name}',
-    load: async () => (await import('../../functions/publish/v2-handler.js')).handler,
-    params: ['topic_name'],
-  },
-  lookup: {
-    routeKey: 'GET /v3/clusters/{cluster_id}/records/lookup',
-    load: async () => (await import('../../functions/publish/lookup-handler.js')).handler,
-    params: ['cluster_id'],
-  },
-  restore: {
-    routeKey: 'POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore',
-    load: async () => (await import('../../functions/reconcile/restore-handler.js')).handler,
-    params: ['cluster_id', 'group_id'],
-  },
-  consumerGroup: {
-    routeKey: 'GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}',
-    load: async () => (await import('../../functions/reconcile/consumer-group-handler.js')).handler,
-    params: ['cluster_id', 'group_id'],
-  },
-  burrow: {
-    routeKey: 'GET /v3/kafka/{cluster}/consumer/{group}/status',
-    load: async () => (await import('../../functions/reconcile/burrow-handler.js')).handler,
-    params: ['cluster', 'group'],
-  },
-  receipts: {
-    routeKey: 'POST /v3/clusters/{cluster_id}/receipts',
-    load: async () => (await import('../../functions/receipts/http-handler.js')).handler,
-    params: ['cluster_id'],
-  },
-  auditRead: {
-    routeKey: 'GET /v3/clusters/{cluster_id}/audits/{audit_id}',
-    load: async () => (await import('../../functions/audit/read-handler.js')).handler,
-    params: ['cluster_id', 'audit_id'],
-  },
-  approvals: {
-    routeKey: 'GET /v3/clusters/{cluster_id}/approvals',
-    load: async () => (await import('../../functions/workflows/approvals-handler.js')).list,
-    params: ['cluster_id'],
-  },
-  approve: {
-    routeKey: 'POST /v3/clusters/{cluster_id}/approvals/{token}',
-    load: async () => (await import('../../functions/workflows/approvals-handler.js')).handler,
-    params: ['cluster_id', 'token'],
-  },
+  clusters: httpRoute(
+    'GET /v3/clusters/{cluster_id}',
+    async () => (await import('../../functions/publish/clusters-handler.js')).handler,
+  ),
+  produce: httpRoute(
+    'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records',
+    async () => (await import('../../functions/publish/produce-handler.js')).handler,
+  ),
+  produceBatch: httpRoute(
+    'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch',
+    async () => (await import('../../functions/publish/batch-handler.js')).handler,
+  ),
+  produceV2: httpRoute(
+    'POST /topics/{topic_name}',
+    async () => (await import('../../functions/publish/v2-handler.js')).handler,
+  ),
+  lookup: httpRoute(
+    'GET /v3/clusters/{cluster_id}/records/lookup',
+    async () => (await import('../../functions/publish/lookup-handler.js')).handler,
+  ),
+  restore: httpRoute(
+    'POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore',
+    async () => (await import('../../functions/reconcile/restore-handler.js')).handler,
+  ),
+  consumerGroup: httpRoute(
+    'GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}',
+    async () => (await import('../../functions/reconcile/consumer-group-handler.js')).handler,
+  ),
+  burrow: httpRoute(
+    'GET /v3/kafka/{cluster}/consumer/{group}/status',
+    async () => (await import('../../functions/reconcile/burrow-handler.js')).handler,
+  ),
+  receipts: httpRoute(
+    'POST /v3/clusters/{cluster_id}/receipts',
+    async () => (await import('../../functions/receipts/http-handler.js')).handler,
+  ),
+  auditRead: httpRoute(
+    'GET /v3/clusters/{cluster_id}/audits/{audit_id}',
+    async () => (await import('../../functions/audit/read-handler.js')).handler,
+  ),
+  approvals: httpRoute(
+    'GET /v3/clusters/{cluster_id}/approvals',
+    async () => (await import('../../functions/workflows/approvals-handler.js')).list,
+  ),
+  approve: httpRoute(
+    'POST /v3/clusters/{cluster_id}/approvals/{token}',
+    async () => (await import('../../functions/workflows/approvals-handler.js')).handler,
+  ),
 };
 // Run on a smaller share: each valid input does real work (a reconcile, an audit of a topic).
-const HEAVY: Record<string, { load: () => Promise<Handler>; routeKey: string; params: string[] }> =
-  {
-    reconcileNow: {
-      routeKey: 'POST /v3/clusters/{cluster_id}/reconcile',
-      load: async () => (await import('../../functions/reconcile/http-handler.js')).handler,
-      params: ['cluster_id'],
-    },
-    auditNow: {
-      routeKey: 'POST /v3/clusters/{cluster_id}/audits',
-      load: async () => (await import('../../functions/audit/http-handler.js')).handler,
-      params: ['cluster_id'],
-    },
-  };
+const HEAVY: Record<string, Route> = {
+  reconcileNow: httpRoute(
+    'POST /v3/clusters/{cluster_id}/reconcile',
+    async () => (await import('../../functions/reconcile/http-handler.js')).handler,
+  ),
+  auditNow: httpRoute(
+    'POST /v3/clusters/{cluster_id}/audits',
+    async () => (await import('../../functions/audit/http-handler.js')).handler,
+  ),
+};
 
 describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
-  const admin: Admin = testKafka('tally-test-fuzz').admin();
-  let topic: string;
-  const guard = fuzzingGuard();
-  const { unhandled } = guard;
-
-  beforeAll(async () => {
-    await usePublishEnv({ TALLY_AUDIT_HORIZON_SECONDS: '0' });
-    await admin.connect();
-    topic = await createTopic(admin, 2);
-    guard.start();
-  });
-  afterAll(async () => {
-    guard.stop();
+  const fuzzing = useFuzzing('tally-test-fuzz', 2, { TALLY_AUDIT_HORIZON_SECONDS: '0' });
+  const { unhandled } = fuzzing;
+  afterAll(() => {
     for (const [route, statuses] of Object.entries(seen))
       process.stderr.write(`fuzz ${route}: ${JSON.stringify(statuses)}\n`);
-    await admin.disconnect();
   });
 
   const text = fc.oneof(
@@ -191,7 +168,7 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
         ),
       })
       .map((r) => JSON.stringify(r)),
-    fc.constant(null).map(() => JSON.stringify({ topic })),
+    fc.constant(null).map(() => JSON.stringify({ topic: fuzzing.topic })),
     fc.jsonValue().map((v) => JSON.stringify(v)),
     text,
     record.map((r) => JSON.stringify(r)),
@@ -237,7 +214,7 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
     { nil: undefined },
   );
 
-  const eventFor = (route: { routeKey: string; params: readonly string[] }) =>
+  const eventFor = (route: Route) =>
     fc
       .record({
         params: fc.tuple(
@@ -249,7 +226,7 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
                   name.startsWith('cluster')
                     ? inject('kafkaClusterId')
                     : name === 'topic_name'
-                      ? topic
+                      ? fuzzing.topic
                       : 'g',
                 ),
               },

@@ -1,12 +1,8 @@
 import fc from 'fast-check';
-import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TallyError } from '../../functions/core/errors.js';
-import { fuzzingGuard } from '../helpers/fuzzing.js';
+import { useFuzzing } from '../helpers/fuzzing.js';
 import { lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
-import { createTopic } from '../helpers/publish-client.js';
-import { usePublishEnv } from '../helpers/publish-env.js';
 
 // Property-based fuzzing of every non-HTTP entry point (Step Functions tasks, EventBridge
 // schedules, the MSK-triggered example) on the real local broker and DynamoDB API: whatever the
@@ -18,21 +14,10 @@ const RUNS = Number(process.env.TALLY_FUZZ_RUNS ?? 10_000);
 type Task = (input: any, context: any) => Promise<unknown>;
 
 describe('task and event inputs under fuzzing', { timeout: 600_000 }, () => {
-  const admin: Admin = testKafka('tally-test-fuzz-tasks').admin();
-  let topic: string;
-  const guard = fuzzingGuard();
-  const { unhandled } = guard;
-
-  beforeAll(async () => {
-    await usePublishEnv({ TALLY_RECEIPTS_GROUP: 'fuzz-downstream' });
-    await admin.connect();
-    topic = await createTopic(admin, 1);
-    guard.start();
+  const fuzzing = useFuzzing('tally-test-fuzz-tasks', 1, {
+    TALLY_RECEIPTS_GROUP: 'fuzz-downstream',
   });
-  afterAll(async () => {
-    guard.stop();
-    await admin.disconnect();
-  });
+  const { unhandled } = fuzzing;
 
   const name = fc.stringMatching(/^[A-Za-z0-9._-]{1,20}$/);
   // Inputs near the expected shapes, and anything at all.
@@ -44,7 +29,7 @@ describe('task and event inputs under fuzzing', { timeout: 600_000 }, () => {
         group: fc.oneof(name, fc.anything()),
         topic: fc.oneof(
           name,
-          fc.constant(null).map(() => topic),
+          fc.constant(null).map(() => fuzzing.topic),
           fc.anything(),
         ),
         groups: fc.oneof(fc.array(name), fc.anything()),

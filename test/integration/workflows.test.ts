@@ -96,12 +96,17 @@ describe('workflows', () => {
     );
   };
 
-  it('offset-repair: waits for approval, retries while the group has members, restores and audits', async () => {
+  /** An offset-repair of a rewound group on a new topic, waiting for a person's decision. */
+  const repairAwaitingApproval = async () => {
     const topic = await createTopic(admin, 1);
     await publish(topic, 4);
     const group = await rewoundGroup(topic);
     const execution = sfn.start('offset-repair', { group });
-    const approval = await pendingApproval(execution);
+    return { topic, group, execution, approval: await pendingApproval(execution) };
+  };
+
+  it('offset-repair: waits for approval, retries while the group has members, restores and audits', async () => {
+    const { topic, group, execution, approval } = await repairAwaitingApproval();
     expect(approval.subject.plan).toMatchObject({
       group,
       partitions: [{ topic, partition: 0, current: 1, target: 3 }],
@@ -149,11 +154,7 @@ describe('workflows', () => {
   });
 
   it('offset-repair: a rejection fails the execution with ApprovalRejected and changes no offset', async () => {
-    const topic = await createTopic(admin, 1);
-    await publish(topic, 4);
-    const group = await rewoundGroup(topic);
-    const execution = sfn.start('offset-repair', { group });
-    const approval = await pendingApproval(execution);
+    const { topic, group, execution, approval } = await repairAwaitingApproval();
     const rejected = await decide(approval.token, 'reject', 'not now');
     expect(rejected.statusCode, rejected.body).toBe(200);
     const done = await sfn.settled('offset-repair', execution.name);

@@ -28,7 +28,7 @@ function setup() {
   const log = new StreamLog();
   const audit = new StreamAudit('s', log, { bucketMs: MINUTE, judgeBefore: T0 + 3_600_000 });
   const read = (seq: number, partition: number, offset: number, session = 's-1', at = T0) =>
-    log.add({ seq, partition, offset, session, timestamp: at }, MINUTE, (s) => audit.isUnknown(s));
+    log.add({ seq, partition, offset, session, timestamp: at }, MINUTE, audit.isUnknown(seq));
   return { log, audit, read };
 }
 
@@ -197,7 +197,7 @@ describe('audit state', () => {
       log.add(
         { seq, partition, offset: Math.floor(seq / 4), session: 's-1', timestamp: T0 + seq },
         MINUTE,
-        () => false,
+        false,
       );
     }
     const json = JSON.stringify(topic.toJSON());
@@ -218,7 +218,7 @@ describe('audit state', () => {
       [2, 2],
       [9, 3],
     ] as const)
-      log.add({ seq, partition: 0, offset, session: 'a', timestamp: T0 }, MINUTE, () => false);
+      log.add({ seq, partition: 0, offset, session: 'a', timestamp: T0 }, MINUTE, false);
     const copy = new TopicLog('t', JSON.parse(JSON.stringify(topic.toJSON())));
     expect(copy.toJSON()).toEqual(topic.toJSON());
     expect(copy.stream('s').log.timesOf(2)).toBe(2);

@@ -3,7 +3,7 @@ import aslValidator from 'asl-validator';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import * as errors from '../../functions/core/errors.js';
-import { functionOfIntrinsic, loadDefinitions } from '../../infra/local/step-functions.js';
+import { functionOfTask, loadDefinitions } from '../../infra/local/step-functions.js';
 
 // The definitions of infra/state-machines/ are valid ASL, call functions serverless.yml declares,
 // and retry or catch only errors that exist: our error classes' names, Step Functions' own, and
@@ -56,9 +56,7 @@ describe('state machines', () => {
         const tasks = allStates(definition).filter(([, s]) => s.Type === 'Task');
         expect(tasks.length).toBeGreaterThan(0);
         for (const [state, task] of tasks) {
-          const fn =
-            functionOfIntrinsic(task.Resource) ??
-            functionOfIntrinsic((task.Parameters as Record<string, unknown>)?.FunctionName);
+          const fn = functionOfTask(task);
           expect(fn, state).toBeDefined();
           expect(Object.keys(serverless.functions), state).toContain(fn);
           expect(task.TimeoutSeconds, `${state} sets its own timeout`).toBeTypeOf('number');

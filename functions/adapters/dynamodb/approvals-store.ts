@@ -55,9 +55,7 @@ export function createApprovalsStore(client: DynamoDBDocumentClient, tableName: 
         const { Item } = await client.send(
           new GetCommand({ TableName: tableName, Key: { approvalId }, ConsistentRead: true }),
         );
-        return Item
-          ? ({ ...Item, subject: JSON.parse(String(Item.subject)) } as Approval)
-          : undefined;
+        return Item ? fromItem(Item) : undefined;
       } catch (error) {
         throw dynamoDbUnavailable(`reading approval ${approvalId}`, error);
       }
