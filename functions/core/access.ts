@@ -66,7 +66,12 @@ export function parseTokens(json: string, name: string): Map<string, Caller> {
   }
   const tokens = new Map<string, Caller>();
   for (const [token, entry] of Object.entries(parsed)) {
-    const e = entry as { caller?: unknown; scopes?: unknown; topics?: unknown };
+    // An entry that is not an object (null, a string) fails the check below, not a TypeError.
+    const e = (isPlainObject(entry) ? entry : {}) as {
+      caller?: unknown;
+      scopes?: unknown;
+      topics?: unknown;
+    };
     const valid =
       token.length >= 16 &&
       typeof e.caller === 'string' &&

@@ -70,6 +70,15 @@ describe('authentication configuration', () => {
     ).toThrow(/scopes: \[read\|publish\|receipts\|admin\]/);
   });
 
+  it.each([null, 'admin', 7])('refuses a token whose entry is %j, naming the variable', (entry) => {
+    expect(() =>
+      loadAuthenticate({
+        TALLY_AUTH: 'tokens',
+        TALLY_AUTH_TOKENS: JSON.stringify({ 'a-long-enough-token': entry }),
+      }),
+    ).toThrow(expect.objectContaining({ field: 'TALLY_AUTH_TOKENS' }));
+  });
+
   it('gives a token with an empty topic list no topic at all', () => {
     const authenticate = loadAuthenticate({
       TALLY_AUTH: 'tokens',
