@@ -1,16 +1,24 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { TallyError } from '../core/errors.js';
+import { DependencyFailedError, TallyError } from '../core/errors.js';
 import { log } from './log.js';
 
 /**
  * The one middy stack for non-HTTP entry points (EventBridge schedules, Step Functions tasks):
  * errors are logged and rethrown unchanged, so Step Functions Retry/Catch match on their `name`.
+ * A run that middy ends just before Lambda's timeout fails as a retriable DependencyFailedError
+ * (middy's own error is a plain `TimeoutError` no Retry matches).
  */
 export function taskHandler<TInput, TOutput>(
   run: (input: TInput, context: Context) => Promise<TOutput>,
 ) {
-  return middy<TInput, TOutput>()
+  return middy<TInput, TOutput>({
+    timeoutEarlyResponse: () => {
+      throw new DependencyFailedError(
+        'the task did not finish before the Lambda deadline; running it again is safe',
+      );
+    },
+  })
     .use({
       onError: async (request) => {
         const { error } = request;
