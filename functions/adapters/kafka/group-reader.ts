@@ -120,16 +120,23 @@ export function createGroupSource(
         // again one group at a time, so only the groups that really fail are unread; not after a
         // timeout or a lost connection, where each would only wait again.
         const perGroup = batch.length > 1 && !unreachable(error);
-        for (const groupId of perGroup ? batch : []) {
-          await describe([groupId]).catch((one: unknown) => {
-            if (isStaleTopicError(one)) throw one;
-            undescribed.add(groupId);
-            unreadable.push(`group ${groupId}: describe failed (${failure(one)})`);
-          });
-        }
-        if (!perGroup) {
-          for (const groupId of batch) undescribed.add(groupId);
-          unreadable.push(...batch.map((id) => `group ${id}: describe failed (${failure(error)})`));
+        // Asked together: kafkajs retries a missing coordinator for seconds, per group.
+        const failures = perGroup
+          ? await Promise.all(
+              batch.map((groupId) =>
+                describe([groupId]).then(
+                  () => undefined,
+                  (one: unknown) => {
+                    if (isStaleTopicError(one)) throw one;
+                    return [groupId, one] as const;
+                  },
+                ),
+              ),
+            )
+          : batch.map((groupId) => [groupId, error] as const);
+        for (const [groupId, failed] of failures.filter((f) => f !== undefined)) {
+          undescribed.add(groupId);
+          unreadable.push(`group ${groupId}: describe failed (${failure(failed)})`);
         }
       }
     }
