@@ -1,9 +1,10 @@
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ManagedProcess } from './managed-process.js';
 import { freeLoopbackPort } from './ports.js';
 
-const require = createRequire(import.meta.url);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DYNALITE = fileURLToPath(new URL('./dynalite-server.ts', import.meta.url));
 
 export interface DynamoDbServer {
   /** `http://127.0.0.1:<port>` */
@@ -14,7 +15,8 @@ export interface DynamoDbServer {
 /**
  * Starts an in-memory DynamoDB API (dynalite, an open-source implementation of the DynamoDB
  * wire protocol) on a free loopback port, as a separate process so it can be stopped, paused
- * or killed like the real dependency it stands for.
+ * or killed like the real dependency it stands for. Items are measured as DynamoDB measures
+ * them (dynalite-server.ts), so one over 400 KB is refused here as there.
  */
 export async function startDynamoDbServer(workDir: string): Promise<DynamoDbServer> {
   const port = await freeLoopbackPort();
@@ -22,7 +24,9 @@ export async function startDynamoDbServer(workDir: string): Promise<DynamoDbServ
     name: 'dynamodb (dynalite)',
     command: process.execPath,
     args: [
-      require.resolve('dynalite/cli.js'),
+      '--import',
+      'tsx',
+      DYNALITE,
       '--host',
       '127.0.0.1',
       '--port',
@@ -35,6 +39,7 @@ export async function startDynamoDbServer(workDir: string): Promise<DynamoDbServ
       '0',
     ],
     logFile: join(workDir, 'dynamodb.log'),
+    cwd: ROOT,
   });
   return { endpoint: `http://127.0.0.1:${port}`, process: server };
 }
