@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startGatewayFront } from './gateway-front.js';
 import { tail } from './kafka-broker.js';
 import { ManagedProcess } from './managed-process.js';
 import { freeLoopbackPort } from './ports.js';
@@ -12,6 +13,8 @@ export interface LocalApiOptions {
   readonly dynamodbEndpoint: string;
   readonly workDir: string;
   readonly timeoutMs?: number;
+  /** API Gateway's integration timeout: the API answers 503 then (default GATEWAY_TIMEOUT_MS). */
+  readonly gatewayTimeoutMs?: number;
   /** More environment for the functions. */
   readonly env?: Readonly<Record<string, string>>;
 }
@@ -22,11 +25,14 @@ export interface LocalApi {
   /** serverless-offline's Lambda invoke endpoint (`/2015-03-31/functions/{name}/invocations`). */
   readonly lambdaUrl: string;
   readonly process: ManagedProcess;
+  /** Stops the gateway front (serverless-offline is stopped through `process`). */
+  close(): Promise<void>;
 }
 
 /**
  * Serves the HTTP API of serverless.yml (its routes, its handlers, bundled by serverless-esbuild)
- * with serverless-offline, stage "local", against the local Kafka and DynamoDB.
+ * with serverless-offline, stage "local", against the local Kafka and DynamoDB, behind a front
+ * that refuses what API Gateway and Lambda refuse (gateway-front.ts).
  */
 export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi> {
   const [httpPort, lambdaPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
@@ -46,6 +52,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       '--lambdaPort',
       String(lambdaPort),
       '--localEnvironment',
+      // Lambda's own timeout is not enforced; API Gateway's is, by the front.
       '--noTimeout',
       // API Gateway's JWT authorizer does not run locally: the functions check the bearer
       // tokens of TALLY_AUTH_TOKENS themselves (TALLY_AUTH=tokens).
@@ -66,8 +73,26 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       ...options.env,
     },
   });
-  const url = `http://127.0.0.1:${httpPort}`;
-  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
+  const offline = `http://127.0.0.1:${httpPort}`;
+  await waitForRouter(api, offline, options.timeoutMs ?? 90_000);
+  const front = await startGatewayFront({
+    upstream: offline,
+    ...(options.gatewayTimeoutMs !== undefined && { timeoutMs: options.gatewayTimeoutMs }),
+  }).catch(async (error: unknown) => {
+    await api.stop();
+    throw error;
+  });
+  return {
+    url: front.url,
+    lambdaUrl: `http://127.0.0.1:${lambdaPort}`,
+    process: api,
+    close: front.close,
+  };
+}
+
+/** Waits until serverless-offline answers; stops it if it does not in time. */
+async function waitForRouter(api: ManagedProcess, url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   // Any HTTP answer means the router is up; a route's own status does not matter here.
   while (Date.now() < deadline) {
     if (!api.running) {
@@ -75,7 +100,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     }
     try {
       await fetch(`${url}/__tally_ready`, { signal: AbortSignal.timeout(1000) });
-      return { url, lambdaUrl: `http://127.0.0.1:${lambdaPort}`, process: api };
+      return;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

@@ -28,6 +28,8 @@ export interface LocalStackOptions {
   readonly startTimeoutMs?: number;
   /** Also serve serverless.yml's HTTP API (serverless-offline) on a free port. */
   readonly api?: boolean;
+  /** The API's integration timeout (default 29 s, as API Gateway's): a test may shorten it. */
+  readonly gatewayTimeoutMs?: number;
 }
 
 export interface LocalStack {
@@ -167,6 +169,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         dynamodbEndpoint,
         workDir,
         timeoutMs: 120_000,
+        ...(options.gatewayTimeoutMs !== undefined && {
+          gatewayTimeoutMs: options.gatewayTimeoutMs,
+        }),
         env: {
           TALLY_STEP_FUNCTIONS_ENDPOINT: served.url,
           TALLY_AUTH: 'tokens',
@@ -176,6 +181,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         },
       });
       processes.push(api.process);
+      closers.push(api.close);
       apiUrl = api.url;
       lambdaUrl = api.lambdaUrl;
       log(

@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type DynamoDbServer, startDynamoDbServer } from '../../infra/local/dynamodb-server.js';
+import {
+  HTTP_API_PAYLOAD_LIMIT_BYTES,
+  LAMBDA_REQUEST_LIMIT_BYTES,
+} from '../../infra/local/gateway-limits.js';
+import { type LocalApi, startLocalApi } from '../../infra/local/local-api.js';
+import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
+import { waitForDynamoDb } from '../../infra/local/readiness.js';
+import { LOCAL_TABLE_PREFIX } from '../../infra/local/stack.js';
+
+// The local API (serverless-offline behind the gateway front) against the real functions: what
+// API Gateway's HTTP API and Lambda refuse is refused here too. The integration timeout is
+// shortened to GATEWAY_MS so the test need not wait 29 s. A DynamoDB API of its own, because
+// the timeout case pauses it; the shared Kafka broker is only read.
+// The response limit (6,291,556 bytes) is crossed in test/unit/local-gateway-front.test.ts:
+// no route of Tally's answers 6 MB on demand.
+const GATEWAY_MS = 5_000;
+const TOKEN = 'tally-local-limits-token';
+const TOO_LARGE = '{"message":"Request Entity Too Large"}';
+
+describe('the local HTTP API enforces API Gateway and Lambda limits', { timeout: 120_000 }, () => {
+  const workDir = mkdtempSync(join(tmpdir(), 'tally-limits-'));
+  let dynamodb: DynamoDbServer | undefined;
+  let api: LocalApi | undefined;
+  let paused = false;
+  const url = (path: string) => `${api?.url}${path}`;
+  const post = (body: Buffer, authorization?: string) =>
+    fetch(url('/v3/clusters/any/topics/any/records'), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(authorization !== undefined && { authorization }),
+      },
+      body,
+    });
+  // A JSON body of `bytes` bytes: an object with one long string.
+  const jsonOf = (bytes: number) => Buffer.from(`{"v":"${'a'.repeat(bytes - 8)}"}`);
+
+  beforeAll(async () => {
+    dynamodb = await startDynamoDbServer(workDir);
+    await waitForDynamoDb(dynamodb.endpoint, { timeoutMs: 30_000 });
+    const client = localDynamoDbClient(dynamodb.endpoint);
+    await createLocalTables(client, LOCAL_TABLE_PREFIX).finally(() => client.destroy());
+    api = await startLocalApi({
+      kafkaBrokers: inject('kafkaBrokers'),
+      dynamodbEndpoint: dynamodb.endpoint,
+      workDir,
+      timeoutMs: 110_000,
+      gatewayTimeoutMs: GATEWAY_MS,
+      env: {
+        TALLY_AUTH: 'tokens',
+        TALLY_AUTH_TOKENS: JSON.stringify({
+          [TOKEN]: { caller: 'limits', scopes: ['admin'], topics: ['*'] },
+        }),
+        // The function waits on a paused DynamoDB up to its own 29 s deadline, not 3 s.
+        TALLY_DYNAMODB_TIMEOUT_MS: '60000',
+        LOG_LEVEL: 'error',
+      },
+    });
+  }, 150_000);
+
+  afterAll(async () => {
+    if (paused && dynamodb) process.kill(dynamodb.process.pid, 'SIGCONT');
+    await api?.close();
+    await api?.process.stop();
+    await dynamodb?.process.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('refuses a body over 10 MiB with 413 Request Entity Too Large', async () => {
+    const response = await post(jsonOf(HTTP_API_PAYLOAD_LIMIT_BYTES + 1));
+    expect(response.status).toBe(413);
+    expect(await response.text()).toBe(TOO_LARGE);
+    expect(response.headers.get('x-local-gateway-limit')).toBe('http-api-payload');
+  });
+
+  it('refuses a request whose Lambda event is just over 6 MiB, passes one just under', async () => {
+    // A body of exactly 6 MiB: its event (body plus headers and context) is over by ~1 KB.
+    const over = await post(jsonOf(LAMBDA_REQUEST_LIMIT_BYTES));
+    expect(over.status).toBe(413);
+    expect(await over.text()).toBe(TOO_LARGE);
+    expect(over.headers.get('x-local-gateway-limit')).toBe('lambda-request-payload');
+    // 4 KiB less: the function gets it, and answers for itself (no token: Tally's own 401).
+    const under = await post(jsonOf(LAMBDA_REQUEST_LIMIT_BYTES - 4096));
+    expect(under.status).toBe(401);
+    expect(await under.json()).toMatchObject({ error_code: 401, field: 'Authorization' });
+  });
+
+  it('answers 503 Service Unavailable at the integration timeout while the function still waits', async () => {
+    const lookup = () =>
+      fetch(url(`/v3/clusters/${inject('kafkaClusterId')}/records/lookup?stream=s&seq=1`), {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    // In time: the function's own answer (nothing published: 404).
+    const inTime = await lookup();
+    expect(inTime.status).toBe(404);
+    process.kill(dynamodb?.process.pid as number, 'SIGSTOP');
+    paused = true;
+    try {
+      const started = performance.now();
+      const late = await lookup();
+      const elapsed = performance.now() - started;
+      expect(late.status).toBe(503);
+      expect(await late.text()).toBe('{"message":"Service Unavailable"}');
+      expect(late.headers.get('x-local-gateway-limit')).toBe('integration-timeout');
+      expect(elapsed).toBeGreaterThanOrEqual(GATEWAY_MS - 10);
+      expect(elapsed).toBeLessThan(GATEWAY_MS + 3_000);
+    } finally {
+      process.kill(dynamodb?.process.pid as number, 'SIGCONT');
+      paused = false;
+    }
+  });
+});
