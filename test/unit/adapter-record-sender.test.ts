@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createRecordSender } from '../../functions/adapters/kafka/record-sender.js';
 import { Deadline } from '../../functions/core/deadline.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
+import { SESSION_ID_MAX_BYTES } from '../../functions/core/publish-plan.js';
 import type { OutgoingRecord } from '../../functions/core/publish-ports.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -81,9 +82,14 @@ function producerAt(kafka: FakeKafka, index: number): FakeProducer {
   return producer;
 }
 
-function senderFor(kafka: FakeKafka, requestTimeoutMs = 10_000) {
+function senderFor(kafka: FakeKafka, requestTimeoutMs = 10_000, maxBatchBytes = 1_048_588) {
   const log = vi.fn();
-  const sender = createRecordSender(kafka.asKafka(), { retries: 3, requestTimeoutMs, log });
+  const sender = createRecordSender(kafka.asKafka(), {
+    retries: 3,
+    requestTimeoutMs,
+    maxBatchBytes: async () => maxBatchBytes,
+    log,
+  });
   return { sender, log };
 }
 
@@ -177,23 +183,28 @@ describe('createRecordSender: what is sent', () => {
 
     const result = await sender.send('orders', records, later());
 
-    const producer = producerAt(kafka, 0);
-    expect(producer.sent).toHaveLength(1);
-    const sent = producer.sent[0];
-    expect(sent?.topic).toBe('orders');
-    expect(sent?.acks).toBe(-1);
-    expect(sent?.messages).toHaveLength(2);
-    sent?.messages.forEach((message, index) => {
+    // One send per partition: a refusal is then known to be that partition's.
+    const sent = producerAt(kafka, 0).sent;
+    expect(sent.map((s) => s.messages.length)).toEqual([1, 1]);
+    sent.forEach((one, index) => {
       const original = records[index];
-      expect(message.partition).toBe(original?.partition);
-      expect(message.timestamp).toBe(String(original?.timestamp));
-      expect(typeof message.timestamp).toBe('string');
-      expect(message.key).toEqual(original?.key);
-      expect(message.value).toEqual(original?.value);
-      expect(message.headers?.['tally.stream']).toEqual(Buffer.from('orders'));
-      expect(message.headers?.['tally.seq']).toEqual(original?.headers['tally.seq']);
-      expect(String(message.headers?.['tally.session'])).toBe(result.session);
+      const message = one.messages[0];
+      expect(one.topic).toBe('orders');
+      expect(one.acks).toBe(-1);
+      expect(message?.partition).toBe(original?.partition);
+      expect(message?.timestamp).toBe(String(original?.timestamp));
+      expect(message?.key).toEqual(original?.key);
+      expect(message?.value).toEqual(original?.value);
+      expect(message?.headers?.['tally.stream']).toEqual(Buffer.from('orders'));
+      expect(message?.headers?.['tally.seq']).toEqual(original?.headers['tally.seq']);
+      expect(String(message?.headers?.['tally.session'])).toBe(result.session);
     });
+  });
+
+  it('names sessions within the room the publish plan keeps for tally.session', async () => {
+    const session = await senderFor(new FakeKafka()).sender.session();
+
+    expect(Buffer.byteLength(session)).toBeLessThanOrEqual(SESSION_ID_MAX_BYTES);
   });
 
   it('overrides a tally.session header already on a record', async () => {
@@ -383,17 +394,156 @@ describe('createRecordSender: failures', () => {
     expect(next.outcomes).toEqual([{ status: 'ACKED', partition: 0, offset: '3' }]);
   });
 
-  it('the same refusal over two partitions is UNKNOWN', async () => {
+  it("a refusal of one partition's batch fails only its records", async () => {
     const kafka = new FakeKafka({
-      send: async () => {
-        throw protocolError('MESSAGE_TOO_LARGE', 10, false);
+      send: async (sent) => {
+        if (sent.messages[0]?.partition === 1) throw protocolError('NOT_ENOUGH_REPLICAS', 19, true);
+        return acknowledge()(sent);
       },
     });
     const { sender } = senderFor(kafka);
 
-    const result = await sender.send('orders', [record(0, 'a'), record(1, 'b')], later());
+    const result = await sender.send(
+      'orders',
+      [record(0, 'a'), record(1, 'b'), record(2, 'c')],
+      later(),
+    );
 
-    expect(statuses(result.outcomes)).toEqual(['UNKNOWN', 'UNKNOWN']);
+    expect(statuses(result.outcomes)).toEqual(['ACKED', 'FAILED', 'ACKED']);
+    expect(result.outcomes[1]).toMatchObject({ kafkaError: 'NOT_ENOUGH_REPLICAS' });
+  });
+});
+
+describe('createRecordSender: record batches', () => {
+  /** Acknowledges in log order per partition, and notes sends to a partition that overlap. */
+  function log() {
+    const next = new Map<number, number>();
+    const busy = new Set<number>();
+    const overlaps: number[] = [];
+    const send: SendBehaviour = async (sent) => {
+      const partition = sent.messages[0]?.partition ?? 0;
+      if (busy.has(partition)) overlaps.push(partition);
+      busy.add(partition);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      busy.delete(partition);
+      const base = next.get(partition) ?? 0;
+      next.set(partition, base + sent.messages.length);
+      return [{ topicName: sent.topic, partition, errorCode: 0, baseOffset: String(base) }];
+    };
+    return { send, overlaps };
+  }
+  // A test record alone in a batch is 134 bytes (61 of them the batch's): 250 hold two.
+  const small = 250;
+
+  it("cuts a partition's records into batches that fit, sent one after another in order", async () => {
+    const { send, overlaps } = log();
+    const kafka = new FakeKafka({ send });
+    const { sender } = senderFor(kafka, 10_000, small);
+    const records = ['a', 'b', 'c', 'd', 'e'].map((text, i) => record(i % 2, text));
+
+    const { outcomes } = await sender.send('orders', records, later());
+
+    const sent = producerAt(kafka, 0).sent;
+    expect(sent.map((s) => s.messages.map((m) => String(m.value)))).toEqual(
+      expect.arrayContaining([['a', 'c'], ['e'], ['b', 'd']]),
+    );
+    expect(sent).toHaveLength(3);
+    expect(overlaps).toEqual([]);
+    expect(outcomes).toEqual([
+      { status: 'ACKED', partition: 0, offset: '0' },
+      { status: 'ACKED', partition: 1, offset: '0' },
+      { status: 'ACKED', partition: 0, offset: '1' },
+      { status: 'ACKED', partition: 1, offset: '1' },
+      { status: 'ACKED', partition: 0, offset: '2' },
+    ]);
+  });
+
+  it('after a batch that fails, sends no later batch of its partition; other partitions go on', async () => {
+    const { send } = log();
+    const kafka = new FakeKafka({
+      send: async (sent) => {
+        if (String(sent.messages[0]?.value) === 'c')
+          throw protocolError('INVALID_RECORD', 87, false);
+        return send(sent);
+      },
+    });
+    const { sender } = senderFor(kafka, 10_000, small);
+    const records = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((text) => record(0, text));
+    records.push(record(1, 'x'), record(1, 'y'), record(1, 'z'));
+
+    const { outcomes } = await sender.send('orders', records, later());
+
+    expect(statuses(outcomes)).toEqual([
+      'ACKED',
+      'ACKED',
+      'FAILED',
+      'FAILED',
+      'NOT_SENT',
+      'NOT_SENT',
+      'NOT_SENT',
+      'ACKED',
+      'ACKED',
+      'ACKED',
+    ]);
+    expect(outcomes[4]).toMatchObject({
+      message: expect.stringContaining(
+        'an earlier record batch of partition 0 was not acknowledged (FAILED)',
+      ),
+    });
+    const values = producerAt(kafka, 0).sent.flatMap((s) => s.messages.map((m) => String(m.value)));
+    expect(values).not.toContain('e');
+  });
+
+  it('a fatal error on one partition stops the others at their next batch: NOT_SENT, not UNKNOWN', async () => {
+    const { send } = log();
+    const kafka = new FakeKafka({
+      send: async (sent) => {
+        if (sent.messages[0]?.partition === 1)
+          throw protocolError('UNKNOWN_PRODUCER_ID', 59, false);
+        return send(sent);
+      },
+    });
+    const { sender } = senderFor(kafka, 10_000, small);
+    const records = [record(0, 'a'), record(0, 'b'), record(0, 'c'), record(1, 'x')];
+
+    const { outcomes } = await sender.send('orders', records, later());
+
+    expect(statuses(outcomes)).toEqual(['ACKED', 'ACKED', 'NOT_SENT', 'UNKNOWN']);
+    expect(outcomes[2]).toMatchObject({ message: expect.stringContaining('session was retired') });
+    expect(producerAt(kafka, 0).disconnect).toHaveBeenCalledTimes(1);
+  });
+
+  it('a batch still in flight at the deadline is UNKNOWN, the batches after it NOT_SENT', async () => {
+    const kafka = new FakeKafka({ send: () => never() });
+    const { sender } = senderFor(kafka, 10_000, small);
+
+    const { outcomes } = await sender.send(
+      'orders',
+      ['a', 'b', 'c', 'd'].map((text) => record(0, text)),
+      new Deadline(Date.now() + 50),
+    );
+
+    expect(statuses(outcomes)).toEqual(['UNKNOWN', 'UNKNOWN', 'NOT_SENT', 'NOT_SENT']);
+    expect(producerAt(kafka, 0).send).toHaveBeenCalledTimes(1);
+  });
+
+  it("sends nothing when the topic's max.message.bytes cannot be read", async () => {
+    const kafka = new FakeKafka();
+    const sender = createRecordSender(kafka.asKafka(), {
+      retries: 3,
+      requestTimeoutMs: 10_000,
+      maxBatchBytes: async () => {
+        throw new Error('describeConfigs failed');
+      },
+      log: vi.fn(),
+    });
+
+    const { outcomes } = await sender.send('orders', [record(0, 'a')], later());
+
+    expect(outcomes).toEqual([
+      { status: 'NOT_SENT', message: expect.stringContaining('describeConfigs failed') },
+    ]);
+    expect(producerAt(kafka, 0).send).not.toHaveBeenCalled();
   });
 });
 

@@ -3,6 +3,7 @@ import type { Kafka, Message, Producer, RecordMetadata } from 'kafkajs';
 import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/deadline.js';
 import type { RecordOutcome } from '../../core/outcomes.js';
 import type { OutgoingRecord, RecordSender } from '../../core/publish-ports.js';
+import { type PartitionBatches, partitionBatches } from './record-batches.js';
 import { classifySendFailure } from './send-errors.js';
 
 interface Session {
@@ -15,6 +16,8 @@ export interface RecordSenderOptions {
   /** kafkajs retries inside one send; every send is also bounded by the request's deadline. */
   readonly retries: number;
   readonly requestTimeoutMs: number;
+  /** The topic's max.message.bytes: no record batch sent is larger. */
+  readonly maxBatchBytes: (topic: string) => Promise<number>;
   readonly log: (level: 'warn' | 'info', message: string, extra?: object) => void;
 }
 
@@ -51,6 +54,74 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     return current;
   };
 
+  /** One record batch of one partition: its records' outcomes. */
+  async function sendBatch(
+    session: Session,
+    topic: string,
+    partition: number,
+    messages: Message[],
+    deadline: Deadline,
+  ): Promise<RecordOutcome[]> {
+    const all = (outcome: RecordOutcome) => messages.map(() => outcome);
+    const sending = session.producer.send({
+      topic,
+      acks: -1,
+      timeout: Math.max(1, Math.min(deadline.remainingMs(), options.requestTimeoutMs)),
+      messages,
+    });
+    sending.catch(() => {}); // an abandoned send must not become an unhandled rejection
+    try {
+      const metadata = await beforeDeadline(sending, deadline, 'producing');
+      return offsetsOf(partition, messages.length, metadata);
+    } catch (error) {
+      if (error instanceof DeadlineExceeded) {
+        retire(session, 'a send outlived its deadline');
+        return all({ status: 'UNKNOWN', message: error.message });
+      }
+      const failure = classifySendFailure(error, 1);
+      if (failure.replaceProducer) retire(session, failure.outcome.status);
+      return all(failure.outcome);
+    }
+  }
+
+  /**
+   * A partition's batches one after another. After a batch that was not acknowledged the rest
+   * stay NOT_SENT: sending them would put them ahead of records that may not be written, and a
+   * retry with the same Idempotency-Key sends all of them again, in order.
+   */
+  async function sendInOrder(
+    session: Session,
+    topic: string,
+    { partition, batches }: PartitionBatches,
+    messages: readonly Message[],
+    deadline: Deadline,
+    outcomes: RecordOutcome[],
+  ): Promise<void> {
+    let stop: string | undefined;
+    for (const batch of batches) {
+      if (stop === undefined && current !== session) stop = 'its producer session was retired';
+      if (stop === undefined && deadline.expired()) stop = 'the request deadline passed';
+      const results: RecordOutcome[] =
+        stop === undefined
+          ? await sendBatch(
+              session,
+              topic,
+              partition,
+              batch.map((i) => messages[i] as Message),
+              deadline,
+            )
+          : batch.map(() => ({
+              status: 'NOT_SENT',
+              message: `not sent: an earlier record batch of partition ${partition} ${stop}`,
+            }));
+      batch.forEach((i, j) => {
+        outcomes[i] = results[j] as RecordOutcome;
+      });
+      const failed = results.find((outcome) => outcome.status !== 'ACKED');
+      if (stop === undefined && failed) stop = `was not acknowledged (${failed.status})`;
+    }
+  }
+
   async function send(
     topic: string,
     records: readonly OutgoingRecord[],
@@ -72,34 +143,35 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
         message: `not connected to Kafka: ${(error as Error).message}`,
       });
     }
-    const messages: Message[] = records.map((record) => ({
+    let maxBytes: number;
+    try {
+      maxBytes = await beforeDeadline(options.maxBatchBytes(topic), deadline, 'max.message.bytes');
+    } catch (error) {
+      return all({
+        status: 'NOT_SENT',
+        message: `the topic's max.message.bytes is not known: ${(error as Error).message}`,
+      });
+    }
+    const stamped = records.map((record) => ({
+      ...record,
+      headers: { ...record.headers, 'tally.session': Buffer.from(session.id) },
+    }));
+    const messages: Message[] = stamped.map((record) => ({
       partition: record.partition,
       key: record.key,
       value: record.value,
-      headers: { ...record.headers, 'tally.session': Buffer.from(session.id) },
+      headers: record.headers,
       timestamp: String(record.timestamp),
     }));
-    const partitions = new Set(records.map((record) => record.partition));
-    const sending = session.producer.send({
-      topic,
-      acks: -1,
-      timeout: Math.max(1, Math.min(deadline.remainingMs(), options.requestTimeoutMs)),
-      messages,
-    });
-    sending.catch(() => {}); // an abandoned send must not become an unhandled rejection
-    let metadata: RecordMetadata[];
-    try {
-      metadata = await beforeDeadline(sending, deadline, 'producing');
-    } catch (error) {
-      if (error instanceof DeadlineExceeded) {
-        retire(session, 'a send outlived its deadline');
-        return all({ status: 'UNKNOWN', message: error.message });
-      }
-      const failure = classifySendFailure(error, partitions.size);
-      if (failure.replaceProducer) retire(session, failure.outcome.status);
-      return all(failure.outcome);
-    }
-    return { session: session.id, outcomes: offsetsOf(records, metadata) };
+    const outcomes: RecordOutcome[] = [];
+    // Partitions go in parallel (kafkajs still sends one request per broker at a time, which
+    // keeps the idempotent producer's sequence numbers in order).
+    await Promise.all(
+      partitionBatches(stamped, maxBytes).map((partition) =>
+        sendInOrder(session, topic, partition, messages, deadline, outcomes),
+      ),
+    );
+    return { session: session.id, outcomes };
   }
 
   return {
@@ -126,21 +198,13 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
   } satisfies RecordSender & Record<string, unknown>;
 }
 
-/** kafkajs returns one base offset per partition; records keep their order within it. */
-function offsetsOf(
-  records: readonly OutgoingRecord[],
-  metadata: RecordMetadata[],
-): RecordOutcome[] {
-  const next = new Map<number, bigint>();
-  for (const entry of metadata) {
-    if (entry.baseOffset !== undefined) next.set(entry.partition, BigInt(entry.baseOffset));
-  }
-  return records.map((record) => {
-    const offset = next.get(record.partition);
-    if (offset === undefined) {
-      return { status: 'UNKNOWN', message: `no acknowledgement for partition ${record.partition}` };
+/** kafkajs returns the batch's base offset; its records follow it one by one. */
+function offsetsOf(partition: number, count: number, metadata: RecordMetadata[]): RecordOutcome[] {
+  const base = metadata.find((entry) => entry.partition === partition)?.baseOffset;
+  return Array.from({ length: count }, (_, i): RecordOutcome => {
+    if (base === undefined) {
+      return { status: 'UNKNOWN', message: `no acknowledgement for partition ${partition}` };
     }
-    next.set(record.partition, offset + 1n);
-    return { status: 'ACKED', partition: record.partition, offset: offset.toString() };
+    return { status: 'ACKED', partition, offset: (BigInt(base) + BigInt(i)).toString() };
   });
 }
