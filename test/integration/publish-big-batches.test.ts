@@ -199,4 +199,26 @@ describe('requests at the limits', () => {
       cluster_id: inject('kafkaClusterId'),
     });
   });
+
+  it('refuses a request over either limit on every route, before anything is sent', async () => {
+    const topic = await createTopic(admin, 1);
+    const tiny = Array.from({ length: MAX_ENTRIES + 1 }, () => ({
+      value: { type: 'BINARY', data: 'eA==' },
+    }));
+    const overRecords: Record<Route, number> = { batch: 422, stream: 413, v2: 400 };
+    for (const route of Object.keys(routes) as Route[]) {
+      const tooMany = await call(route, topic, routes[route](tiny));
+      expect(tooMany.statusCode, `${route}: ${tooMany.body}`).toBe(overRecords[route]);
+      expect(tooMany.body).toContain(`at most ${MAX_ENTRIES}`);
+      const { body } = recordsAtLimit(false, routes[route]);
+      const tooBig = await call(route, topic, body.padEnd(MAX_BYTES + 1, ' '));
+      expect(tooBig.statusCode, `${route}: ${tooBig.body}`).toBe(413);
+      expect(tooBig.body).toContain(`at most ${MAX_BYTES}`);
+    }
+    expect(await totalRecords(admin, topic)).toBe(0);
+    const next = reportLines(
+      await api.produce(produceEvent(topic, { value: { type: 'STRING', data: 'x' } })),
+    );
+    expect(next[0]).toMatchObject({ error_code: 200, seq: 1 });
+  });
 });
