@@ -28,6 +28,8 @@ export interface RecordSenderOptions {
  */
 export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
   let current: Session | undefined;
+  // Several partitions of one send can fail at once: a session is retired (and logged) once.
+  const retired = new WeakSet<Session>();
 
   function open(): Session {
     const producer = kafka.producer({
@@ -44,6 +46,8 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
   }
 
   function retire(session: Session, reason: string): void {
+    if (retired.has(session)) return;
+    retired.add(session);
     if (current === session) current = undefined;
     options.log('warn', 'producer session retired', { session: session.id, reason });
     session.producer.disconnect().catch(() => {});
@@ -86,8 +90,8 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
 
   /**
    * A partition's batches one after another. After a batch that was not acknowledged the rest
-   * stay NOT_SENT: sending them would put them ahead of records that may not be written, and a
-   * retry with the same Idempotency-Key sends all of them again, in order.
+   * stay NOT_SENT: written now, they would sit in the log ahead of that batch's records, which a
+   * retry with the same Idempotency-Key sends again; NOT_SENT lets the retry send all, in order.
    */
   async function sendInOrder(
     session: Session,
@@ -97,9 +101,9 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     deadline: Deadline,
     outcomes: RecordOutcome[],
   ): Promise<void> {
-    let stop: string | undefined;
+    let stop: string | undefined; // why the rest of the partition's batches are not sent
     for (const batch of batches) {
-      if (stop === undefined && current !== session) stop = 'its producer session was retired';
+      if (stop === undefined && retired.has(session)) stop = 'the producer session was retired';
       if (stop === undefined && deadline.expired()) stop = 'the request deadline passed';
       const results: RecordOutcome[] =
         stop === undefined
@@ -110,15 +114,14 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
               batch.map((i) => messages[i] as Message),
               deadline,
             )
-          : batch.map(() => ({
-              status: 'NOT_SENT',
-              message: `not sent: an earlier record batch of partition ${partition} ${stop}`,
-            }));
+          : batch.map(() => ({ status: 'NOT_SENT', message: `not sent: ${stop}` }));
       batch.forEach((i, j) => {
         outcomes[i] = results[j] as RecordOutcome;
       });
       const failed = results.find((outcome) => outcome.status !== 'ACKED');
-      if (stop === undefined && failed) stop = `was not acknowledged (${failed.status})`;
+      if (stop === undefined && failed) {
+        stop = `an earlier record batch of partition ${partition} was not acknowledged (${failed.status}); later ones would overtake it`;
+      }
     }
   }
 
