@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import {
   type PlacedRecord,
   partitionBatches,
+  sendInRounds,
 } from '../../functions/adapters/kafka/record-batches.js';
+import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import { singleRecordBatchBytes } from '../../functions/core/record-size.js';
 
 // The sizes are checked against kafkajs's own encoder: a record batch for a partition built as
@@ -170,6 +172,53 @@ describe('partitionBatches', () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('sendInRounds', () => {
+  const plan = [
+    { partition: 2, batches: [[0, 1], [4], [6]] },
+    { partition: 0, batches: [[2], [5]] },
+    { partition: 1, batches: [[3]] },
+  ];
+  const ack = (i: number): RecordOutcome => ({ status: 'ACKED', partition: 0, offset: String(i) });
+
+  it("sends each partition's next batch together, round after round, answering every record", async () => {
+    const rounds: number[][] = [];
+    const outcomes = await sendInRounds(
+      plan,
+      async (indexes) => {
+        rounds.push(indexes);
+        return indexes.map(ack);
+      },
+      () => undefined,
+    );
+
+    expect(rounds).toEqual([[0, 1, 2, 3], [4, 5], [6]]);
+    expect(outcomes).toEqual([0, 1, 2, 3, 4, 5, 6].map(ack));
+  });
+
+  it('starts no round once halted: what was not sent is NOT_SENT with the reason', async () => {
+    const rounds: number[][] = [];
+    let halt: string | undefined;
+    const outcomes = await sendInRounds(
+      plan,
+      async (indexes) => {
+        rounds.push(indexes);
+        halt = 'the request deadline passed';
+        return indexes.map(ack);
+      },
+      () => halt,
+    );
+
+    expect(rounds).toEqual([[0, 1, 2, 3]]);
+    expect(outcomes.slice(0, 4)).toEqual([0, 1, 2, 3].map(ack));
+    expect(outcomes.slice(4)).toEqual(
+      [4, 5, 6].map(() => ({
+        status: 'NOT_SENT',
+        message: 'not sent: the request deadline passed',
+      })),
     );
   });
 });

@@ -183,21 +183,22 @@ describe('createRecordSender: what is sent', () => {
 
     const result = await sender.send('orders', records, later());
 
-    // One send per partition: a refusal is then known to be that partition's.
-    const sent = producerAt(kafka, 0).sent;
-    expect(sent.map((s) => s.messages.length)).toEqual([1, 1]);
-    sent.forEach((one, index) => {
+    const producer = producerAt(kafka, 0);
+    expect(producer.sent).toHaveLength(1);
+    const sent = producer.sent[0];
+    expect(sent?.topic).toBe('orders');
+    expect(sent?.acks).toBe(-1);
+    expect(sent?.messages).toHaveLength(2);
+    sent?.messages.forEach((message, index) => {
       const original = records[index];
-      const message = one.messages[0];
-      expect(one.topic).toBe('orders');
-      expect(one.acks).toBe(-1);
-      expect(message?.partition).toBe(original?.partition);
-      expect(message?.timestamp).toBe(String(original?.timestamp));
-      expect(message?.key).toEqual(original?.key);
-      expect(message?.value).toEqual(original?.value);
-      expect(message?.headers?.['tally.stream']).toEqual(Buffer.from('orders'));
-      expect(message?.headers?.['tally.seq']).toEqual(original?.headers['tally.seq']);
-      expect(String(message?.headers?.['tally.session'])).toBe(result.session);
+      expect(message.partition).toBe(original?.partition);
+      expect(message.timestamp).toBe(String(original?.timestamp));
+      expect(typeof message.timestamp).toBe('string');
+      expect(message.key).toEqual(original?.key);
+      expect(message.value).toEqual(original?.value);
+      expect(message.headers?.['tally.stream']).toEqual(Buffer.from('orders'));
+      expect(message.headers?.['tally.seq']).toEqual(original?.headers['tally.seq']);
+      expect(String(message.headers?.['tally.session'])).toBe(result.session);
     });
   });
 
@@ -394,48 +395,46 @@ describe('createRecordSender: failures', () => {
     expect(next.outcomes).toEqual([{ status: 'ACKED', partition: 0, offset: '3' }]);
   });
 
-  it("a refusal of one partition's batch fails only its records", async () => {
+  it('the same refusal over two partitions is UNKNOWN', async () => {
     const kafka = new FakeKafka({
-      send: async (sent) => {
-        if (sent.messages[0]?.partition === 1) throw protocolError('NOT_ENOUGH_REPLICAS', 19, true);
-        return acknowledge()(sent);
+      send: async () => {
+        throw protocolError('MESSAGE_TOO_LARGE', 10, false);
       },
     });
     const { sender } = senderFor(kafka);
 
-    const result = await sender.send(
-      'orders',
-      [record(0, 'a'), record(1, 'b'), record(2, 'c')],
-      later(),
-    );
+    const result = await sender.send('orders', [record(0, 'a'), record(1, 'b')], later());
 
-    expect(statuses(result.outcomes)).toEqual(['ACKED', 'FAILED', 'ACKED']);
-    expect(result.outcomes[1]).toMatchObject({ kafkaError: 'NOT_ENOUGH_REPLICAS' });
+    expect(statuses(result.outcomes)).toEqual(['UNKNOWN', 'UNKNOWN']);
   });
 });
 
 describe('createRecordSender: record batches', () => {
-  /** Acknowledges in log order per partition, and notes sends to a partition that overlap. */
+  /** Acknowledges in log order per partition, and counts sends that overlap another. */
   function log() {
     const next = new Map<number, number>();
-    const busy = new Set<number>();
+    let inFlight = 0;
     const overlaps: number[] = [];
     const send: SendBehaviour = async (sent) => {
-      const partition = sent.messages[0]?.partition ?? 0;
-      if (busy.has(partition)) overlaps.push(partition);
-      busy.add(partition);
+      if (inFlight > 0) overlaps.push(inFlight);
+      inFlight++;
       await new Promise((resolve) => setTimeout(resolve, 1));
-      busy.delete(partition);
-      const base = next.get(partition) ?? 0;
-      next.set(partition, base + sent.messages.length);
-      return [{ topicName: sent.topic, partition, errorCode: 0, baseOffset: String(base) }];
+      inFlight--;
+      const counts = new Map<number, number>();
+      for (const m of sent.messages)
+        counts.set(m.partition ?? 0, (counts.get(m.partition ?? 0) ?? 0) + 1);
+      return [...counts].map(([partition, count]) => {
+        const base = next.get(partition) ?? 0;
+        next.set(partition, base + count);
+        return { topicName: sent.topic, partition, errorCode: 0, baseOffset: String(base) };
+      });
     };
     return { send, overlaps };
   }
   // A test record alone in a batch is 134 bytes (61 of them the batch's): 250 hold two.
   const small = 250;
 
-  it("cuts a partition's records into batches that fit, sent one after another in order", async () => {
+  it("cuts each partition's records into batches that fit, sent in rounds, one send at a time", async () => {
     const { send, overlaps } = log();
     const kafka = new FakeKafka({ send });
     const { sender } = senderFor(kafka, 10_000, small);
@@ -444,10 +443,10 @@ describe('createRecordSender: record batches', () => {
     const { outcomes } = await sender.send('orders', records, later());
 
     const sent = producerAt(kafka, 0).sent;
-    expect(sent.map((s) => s.messages.map((m) => String(m.value)))).toEqual(
-      expect.arrayContaining([['a', 'c'], ['e'], ['b', 'd']]),
-    );
-    expect(sent).toHaveLength(3);
+    expect(sent.map((s) => s.messages.map((m) => String(m.value)))).toEqual([
+      ['a', 'c', 'b', 'd'],
+      ['e'],
+    ]);
     expect(overlaps).toEqual([]);
     expect(outcomes).toEqual([
       { status: 'ACKED', partition: 0, offset: '0' },
@@ -458,49 +457,70 @@ describe('createRecordSender: record batches', () => {
     ]);
   });
 
-  it('after a batch that fails, sends no later batch of its partition; other partitions go on', async () => {
+  it('after a batch that is not acknowledged, sends no later batch of its partition; others go on', async () => {
     const { send } = log();
+    let round = 0;
     const kafka = new FakeKafka({
       send: async (sent) => {
-        if (String(sent.messages[0]?.value) === 'c')
-          throw protocolError('INVALID_RECORD', 87, false);
-        return send(sent);
+        round++;
+        const acked = await send(sent);
+        // The first round's answer has no word on partition 0.
+        return round === 1 ? acked.filter((entry) => entry.partition !== 0) : acked;
       },
     });
     const { sender } = senderFor(kafka, 10_000, small);
-    const records = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((text) => record(0, text));
-    records.push(record(1, 'x'), record(1, 'y'), record(1, 'z'));
+    const records = [
+      ...['a', 'b', 'c', 'd'].map((text) => record(0, text)),
+      ...['w', 'x', 'y', 'z'].map((text) => record(1, text)),
+    ];
 
     const { outcomes } = await sender.send('orders', records, later());
 
     expect(statuses(outcomes)).toEqual([
+      'UNKNOWN',
+      'UNKNOWN',
+      'NOT_SENT',
+      'NOT_SENT',
       'ACKED',
-      'ACKED',
-      'FAILED',
-      'FAILED',
-      'NOT_SENT',
-      'NOT_SENT',
-      'NOT_SENT',
       'ACKED',
       'ACKED',
       'ACKED',
     ]);
-    expect(outcomes[4]).toMatchObject({
-      message: expect.stringContaining(
-        'an earlier record batch of partition 0 was not acknowledged (FAILED)',
-      ),
+    expect(outcomes[2]).toMatchObject({
+      message:
+        'not sent: an earlier record batch of partition 0 was not acknowledged (UNKNOWN); later ones would overtake it',
     });
-    const values = producerAt(kafka, 0).sent.flatMap((s) => s.messages.map((m) => String(m.value)));
-    expect(values).not.toContain('e');
+    const sent = producerAt(kafka, 0).sent.map((s) => s.messages.map((m) => String(m.value)));
+    expect(sent).toEqual([
+      ['a', 'b', 'w', 'x'],
+      ['y', 'z'],
+    ]);
   });
 
-  it('a fatal error on one partition stops the others at their next batch: NOT_SENT, not UNKNOWN', async () => {
+  it("a refusal of a round with one partition's batch is FAILED for it alone, the rest NOT_SENT", async () => {
     const { send } = log();
     const kafka = new FakeKafka({
       send: async (sent) => {
-        if (sent.messages[0]?.partition === 1)
-          throw protocolError('UNKNOWN_PRODUCER_ID', 59, false);
+        if (String(sent.messages[0]?.value) === 'c') {
+          throw protocolError('INVALID_RECORD', 87, false);
+        }
         return send(sent);
+      },
+    });
+    const { sender } = senderFor(kafka, 10_000, small);
+    const records = [...['a', 'b', 'c', 'd', 'e'].map((text) => record(0, text)), record(1, 'x')];
+
+    const { outcomes } = await sender.send('orders', records, later());
+
+    expect(statuses(outcomes)).toEqual(['ACKED', 'ACKED', 'FAILED', 'FAILED', 'NOT_SENT', 'ACKED']);
+    expect(outcomes[2]).toMatchObject({ kafkaError: 'INVALID_RECORD' });
+    expect(kafka.producers).toHaveLength(1);
+  });
+
+  it('a fatal error is UNKNOWN for its round, the later batches NOT_SENT, and retires the session', async () => {
+    const kafka = new FakeKafka({
+      send: async () => {
+        throw protocolError('UNKNOWN_PRODUCER_ID', 59, false);
       },
     });
     const { sender } = senderFor(kafka, 10_000, small);
@@ -508,8 +528,8 @@ describe('createRecordSender: record batches', () => {
 
     const { outcomes } = await sender.send('orders', records, later());
 
-    expect(statuses(outcomes)).toEqual(['ACKED', 'ACKED', 'NOT_SENT', 'UNKNOWN']);
-    expect(outcomes[2]).toMatchObject({ message: 'not sent: the producer session was retired' });
+    expect(statuses(outcomes)).toEqual(['UNKNOWN', 'UNKNOWN', 'NOT_SENT', 'UNKNOWN']);
+    expect(producerAt(kafka, 0).send).toHaveBeenCalledTimes(1);
     expect(producerAt(kafka, 0).disconnect).toHaveBeenCalledTimes(1);
   });
 

@@ -3,7 +3,7 @@ import type { Kafka, Message, Producer, RecordMetadata } from 'kafkajs';
 import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/deadline.js';
 import type { RecordOutcome } from '../../core/outcomes.js';
 import type { OutgoingRecord, RecordSender } from '../../core/publish-ports.js';
-import { type PartitionBatches, partitionBatches } from './record-batches.js';
+import { partitionBatches, sendInRounds } from './record-batches.js';
 import { classifySendFailure } from './send-errors.js';
 
 interface Session {
@@ -58,11 +58,10 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     return current;
   };
 
-  /** One record batch of one partition: its records' outcomes. */
-  async function sendBatch(
+  /** One producer send (one request per broker): its records' outcomes, in order. */
+  async function sendOnce(
     session: Session,
     topic: string,
-    partition: number,
     messages: Message[],
     deadline: Deadline,
   ): Promise<RecordOutcome[]> {
@@ -75,53 +74,16 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     });
     sending.catch(() => {}); // an abandoned send must not become an unhandled rejection
     try {
-      const metadata = await beforeDeadline(sending, deadline, 'producing');
-      return offsetsOf(partition, messages.length, metadata);
+      return offsetsOf(messages, await beforeDeadline(sending, deadline, 'producing'));
     } catch (error) {
       if (error instanceof DeadlineExceeded) {
         retire(session, 'a send outlived its deadline');
         return all({ status: 'UNKNOWN', message: error.message });
       }
-      const failure = classifySendFailure(error, 1);
+      const partitions = new Set(messages.map((message) => message.partition));
+      const failure = classifySendFailure(error, partitions.size);
       if (failure.replaceProducer) retire(session, failure.outcome.status);
       return all(failure.outcome);
-    }
-  }
-
-  /**
-   * A partition's batches one after another. After a batch that was not acknowledged the rest
-   * stay NOT_SENT: written now, they would sit in the log ahead of that batch's records, which a
-   * retry with the same Idempotency-Key sends again; NOT_SENT lets the retry send all, in order.
-   */
-  async function sendInOrder(
-    session: Session,
-    topic: string,
-    { partition, batches }: PartitionBatches,
-    messages: readonly Message[],
-    deadline: Deadline,
-    outcomes: RecordOutcome[],
-  ): Promise<void> {
-    let stop: string | undefined; // why the rest of the partition's batches are not sent
-    for (const batch of batches) {
-      if (stop === undefined && retired.has(session)) stop = 'the producer session was retired';
-      if (stop === undefined && deadline.expired()) stop = 'the request deadline passed';
-      const results: RecordOutcome[] =
-        stop === undefined
-          ? await sendBatch(
-              session,
-              topic,
-              partition,
-              batch.map((i) => messages[i] as Message),
-              deadline,
-            )
-          : batch.map(() => ({ status: 'NOT_SENT', message: `not sent: ${stop}` }));
-      batch.forEach((i, j) => {
-        outcomes[i] = results[j] as RecordOutcome;
-      });
-      const failed = results.find((outcome) => outcome.status !== 'ACKED');
-      if (stop === undefined && failed) {
-        stop = `an earlier record batch of partition ${partition} was not acknowledged (${failed.status}); later ones would overtake it`;
-      }
     }
   }
 
@@ -166,13 +128,19 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
       headers: record.headers,
       timestamp: String(record.timestamp),
     }));
-    const outcomes: RecordOutcome[] = [];
-    // Partitions go in parallel (kafkajs still sends one request per broker at a time, which
-    // keeps the idempotent producer's sequence numbers in order).
-    await Promise.all(
-      partitionBatches(stamped, maxBytes).map((partition) =>
-        sendInOrder(session, topic, partition, messages, deadline, outcomes),
-      ),
+    const outcomes = await sendInRounds(
+      partitionBatches(stamped, maxBytes),
+      (indexes) =>
+        sendOnce(
+          session,
+          topic,
+          indexes.map((i) => messages[i] as Message),
+          deadline,
+        ),
+      () => {
+        if (retired.has(session)) return 'the producer session was retired';
+        return deadline.expired() ? 'the request deadline passed' : undefined;
+      },
     );
     return { session: session.id, outcomes };
   }
@@ -201,13 +169,19 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
   } satisfies RecordSender & Record<string, unknown>;
 }
 
-/** kafkajs returns the batch's base offset; its records follow it one by one. */
-function offsetsOf(partition: number, count: number, metadata: RecordMetadata[]): RecordOutcome[] {
-  const base = metadata.find((entry) => entry.partition === partition)?.baseOffset;
-  return Array.from({ length: count }, (_, i): RecordOutcome => {
-    if (base === undefined) {
+/** kafkajs returns one base offset per partition; records keep their order within it. */
+function offsetsOf(messages: readonly Message[], metadata: RecordMetadata[]): RecordOutcome[] {
+  const next = new Map<number, bigint>();
+  for (const entry of metadata) {
+    if (entry.baseOffset !== undefined) next.set(entry.partition, BigInt(entry.baseOffset));
+  }
+  return messages.map((message) => {
+    const partition = message.partition as number;
+    const offset = next.get(partition);
+    if (offset === undefined) {
       return { status: 'UNKNOWN', message: `no acknowledgement for partition ${partition}` };
     }
-    return { status: 'ACKED', partition, offset: (BigInt(base) + BigInt(i)).toString() };
+    next.set(partition, offset + 1n);
+    return { status: 'ACKED', partition, offset: offset.toString() };
   });
 }
