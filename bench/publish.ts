@@ -5,6 +5,7 @@
 //   node --import tsx bench/publish.ts                  everything (about 50 s with the stack)
 //   node --import tsx bench/publish.ts --only single    single-record latency only
 //   node --import tsx bench/publish.ts --only batch     batch throughput only
+//   node --import tsx bench/publish.ts --only limits    a batch at the request limits only
 //
 // Under `node --cpu-prof --cpu-prof-dir=<dir>` it also writes <dir>/bench-windows-<pid>.json: when
 // each mode's measured requests ran, for bench/cpuprofile-summary.ts --windows.
@@ -36,8 +37,9 @@ import {
   spread,
   writeResults,
 } from './harness.js';
+import { type LimitsFigures, limits } from './publish-limits.js';
 
-type Mode = 'all' | 'single' | 'batch';
+type Mode = 'all' | 'single' | 'batch' | 'limits';
 type Response = { statusCode?: number; body?: string };
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
@@ -49,13 +51,15 @@ const BATCH_REPEATS = 5;
 const VALUE_SIZES = [100, 1024] as const;
 const SINGLE_VALUE_BYTES = 100;
 const PARTITIONS = 3;
+const LIMITS_REPEATS = 5;
+const MAX_REQUEST_BYTES = 6_000_000; // TALLY_MAX_REQUEST_BYTES's default
 
 function parseMode(argv: readonly string[]): Mode {
   const at = argv.indexOf('--only');
   if (at === -1) return 'all';
   const value = argv[at + 1];
-  if (value === 'single' || value === 'batch') return value;
-  throw new Error(`--only: single or batch, got ${String(value)}`);
+  if (value === 'single' || value === 'batch' || value === 'limits') return value;
+  throw new Error(`--only: single, batch or limits, got ${String(value)}`);
 }
 
 const mode = parseMode(process.argv.slice(2));
@@ -264,7 +268,8 @@ const reusing = Boolean(process.env.KAFKA_BROKERS?.trim() && process.env.DYNAMOD
 const givenApi = process.env.BENCH_API_URL?.trim();
 const stack = await startLocalStack({
   log: (line) => note(`stack: ${line}`),
-  ...(givenApi ? { tablePrefix: `bench-${runId}-` } : { api: true }),
+  // `--only limits` calls the handler in-process only: no HTTP API to serve.
+  ...(givenApi || mode === 'limits' ? { tablePrefix: `bench-${runId}-` } : { api: true }),
 });
 const apiUrl = givenApi || (stack.apiUrl as string);
 const apiToken = process.env.BENCH_API_TOKEN?.trim() || (stack.apiToken as string);
@@ -735,14 +740,50 @@ try {
     };
   }
 
-  const single_ = mode === 'batch' ? undefined : await single();
-  const batch_ = mode === 'single' ? undefined : await batch();
+  const runs = (which: Mode) => mode === 'all' || mode === which;
+  const single_ = runs('single') ? await single() : undefined;
+  const batch_ = runs('batch') ? await batch() : undefined;
+  const limits_ = runs('limits')
+    ? {
+        setup: {
+          repeats: LIMITS_REPEATS,
+          warmup: '1 request per side, not counted; a fresh 3-partition topic per request',
+          handler: `records:batch with ${BATCH_RECORDS} BINARY values filling the body to just under ${MAX_REQUEST_BYTES} bytes (the default limits), keyed (STRING keys) or keyless, in-process`,
+          rawKafkajs:
+            'the same keys and values by the raw idempotent producer: sends of 150 records one after another (one send of all would be over max.message.bytes)',
+        },
+        ...(await limits({
+          records: BATCH_RECORDS,
+          maxRequestBytes: MAX_REQUEST_BYTES,
+          repeats: LIMITS_REPEATS,
+          raw: rawProducer,
+          topic,
+          fail,
+          handler: async (topicName, body) => {
+            const response = await invoke(
+              batchHandler,
+              httpEvent({
+                routeKey: 'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch',
+                pathParameters: { cluster_id: clusterId, topic_name: topicName },
+                body,
+              }),
+            );
+            const parsed = JSON.parse(response.body ?? '{}') as { failures?: unknown[] };
+            return response.statusCode === 207 && parsed.failures?.length === 0;
+          },
+        })),
+      }
+    : undefined;
 
   // -------------------------------------------------------------------------------------------
   // 4. Ratios, 5. machine facts, output
 
   // Ratios pair by pair (each computed within one round or one repeat), median (min–max).
   const ratios: Record<string, Spread> = { ...ratiosPerRound };
+  if (limits_) {
+    ratios.limitsKeyedHandlerOverRaw = limits_.keyed.handlerOverRawPerPair;
+    ratios.limitsKeylessHandlerOverRaw = limits_.keyless.handlerOverRawPerPair;
+  }
   if (batch_) {
     for (const bytes of VALUE_SIZES) {
       const figures = batch_[`value${bytes}B`];
@@ -771,6 +812,7 @@ try {
     },
     single: single_,
     batch: batch_,
+    limits: limits_,
     ratios,
     failures,
     timingsMs: {
@@ -783,7 +825,7 @@ try {
   writeResults(
     'publish',
     { ...result, at: startedAt.toISOString() },
-    markdown(single_, batch_, ratios),
+    markdown(single_, batch_, limits_, ratios),
     mode === 'all' && !profiling,
   );
   writeProfileWindows();
@@ -796,6 +838,7 @@ process.exit(exitCode);
 function markdown(
   single: Partial<Record<SingleMode, SingleFigures>> | undefined,
   batch: Partial<Record<BatchSize, BatchFigures>> | undefined,
+  limits: Record<'keyed' | 'keyless', LimitsFigures> | undefined,
   ratios: Record<string, Spread>,
 ): string {
   const lines: string[] = [];
@@ -844,6 +887,17 @@ function markdown(
           `| ${bytes} B values, ${label[which]} | ${shown(f.recordsPerSecond)} | ${shown(f.megabytesPerSecond, 2)} |`,
         );
       }
+    }
+    lines.push('');
+  }
+  if (limits) {
+    lines.push(
+      `| a batch at the limits (${BATCH_RECORDS.toLocaleString('en')} records, ~${MAX_REQUEST_BYTES / 1e6} MB body), ${LIMITS_REPEATS} repeats | ms | raw kafkajs ms |`,
+      '|---|---:|---:|',
+    );
+    for (const which of ['keyed', 'keyless'] as const) {
+      const f = limits[which];
+      lines.push(`| ${which} | ${shown(f.handlerMs)} | ${shown(f.rawKafkajsMs)} |`);
     }
     lines.push('');
   }

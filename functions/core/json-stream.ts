@@ -1,11 +1,12 @@
-import { InvalidInputError } from './errors.js';
+import { InvalidInputError, PayloadTooLargeError } from './errors.js';
 
 /**
  * Splits a body holding one JSON value or several concatenated ones (REST Proxy's streaming
  * produce: `{...}{...}` or newline-separated) and parses each. Throws a 400 naming the byte
- * offset of the first value that is not valid JSON.
+ * offset of the first value that is not valid JSON, and a 413 as soon as a value past
+ * `maxValues` begins (before parsing the rest of a body that will be refused anyway).
  */
-export function parseJsonSequence(body: string): unknown[] {
+export function parseJsonSequence(body: string, maxValues = Number.POSITIVE_INFINITY): unknown[] {
   const values: unknown[] = [];
   let depth = 0;
   let inString = false;
@@ -35,7 +36,15 @@ export function parseJsonSequence(body: string): unknown[] {
       if (start >= 0 && depth === 0) flush(i);
       continue;
     }
-    if (start < 0) start = i;
+    if (start < 0) {
+      if (values.length >= maxValues) {
+        throw new PayloadTooLargeError(
+          `body: more than ${maxValues} records; at most ${maxValues} are accepted per request`,
+          { field: 'body' },
+        );
+      }
+      start = i;
+    }
     if (c === '"') inString = true;
     else if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') {

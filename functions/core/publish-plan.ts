@@ -9,7 +9,8 @@ import { partitionForKey } from './murmur2.js';
 import type { RecordOutcome } from './outcomes.js';
 import type { PublishRequest } from './publish.js';
 import type { OutgoingRecord, TopicDescription } from './publish-ports.js';
-import { estimatedRecordBytes, type RecordInput } from './record-input.js';
+import type { RecordInput } from './record-input.js';
+import { singleRecordBatchBytes } from './record-size.js';
 import { isInternalTopic, topicNameProblem } from './topic-names.js';
 
 // Planning a publish: which topics and records are acceptable, where each record goes, what it
@@ -24,8 +25,21 @@ export interface PlannedRecord {
   readonly kept: RecordOutcome | undefined;
 }
 
-/** Room kept for the `tally.*` headers stamped on every record. */
-const STAMP_BYTES = 160;
+/**
+ * Keyless records go to partitions in blocks of this many consecutive seqs. A request of up to
+ * 100 records (most of them) stays on one or two partitions, so one or two record batches, which
+ * is what batching is for; a request at the default entry limit (1,000) spans 10 or 11 blocks,
+ * so it reaches up to 11 partitions and a partition takes about 1/partitions of it. Much smaller
+ * blocks would cut a request into many small batches and round trips; much larger ones would put
+ * a big request back on one partition.
+ */
+export const KEYLESS_SEQ_BLOCK = 100;
+
+/** Room for the `tally.session` value the sender stamps (its ids are 14 bytes today). */
+export const SESSION_ID_MAX_BYTES = 32;
+
+/** The largest seq stamped: a stream's counter stays a safe integer. */
+const WIDEST_SEQ = Number.MAX_SAFE_INTEGER;
 
 export function checkTopic(topic: string, allowTopic: (topic: string) => boolean): void {
   const problem = topicNameProblem(topic);
@@ -42,17 +56,31 @@ export function checkTopic(topic: string, allowTopic: (topic: string) => boolean
   }
 }
 
-export function checkRecord(record: RecordInput, topic: TopicDescription, index: number) {
+export function checkRecord(
+  record: RecordInput,
+  topic: TopicDescription,
+  index: number,
+  request: StampSource,
+) {
   if (record.partition !== undefined && record.partition >= topic.partitions) {
     return new NotFoundError(
       `partition_id: partition ${record.partition} does not exist (the topic has ${topic.partitions})`,
       { field: 'partition_id', errorCode: 40402 },
     );
   }
-  const size = estimatedRecordBytes(record) + STAMP_BYTES;
+  // Sized as it will be sent alone: stamped (the widest seq, a session id of the most bytes)
+  // and in a record batch of its own. The sender never puts it with others if that would not fit.
+  const size = singleRecordBatchBytes({
+    key: record.key?.bytes ?? null,
+    value: record.value?.bytes ?? null,
+    headers: {
+      ...stamp(record, request, WIDEST_SEQ),
+      'tally.session': Buffer.alloc(SESSION_ID_MAX_BYTES),
+    },
+  });
   if (size > topic.maxMessageBytes) {
     return new PayloadTooLargeError(
-      `record ${index}: about ${size} bytes; the topic accepts at most ${topic.maxMessageBytes} (max.message.bytes)`,
+      `record ${index}: ${size} bytes as a record batch with Tally's headers; the topic accepts at most ${topic.maxMessageBytes} (max.message.bytes)`,
       { field: 'value' },
     );
   }
@@ -79,23 +107,22 @@ export function fingerprint(request: PublishRequest): string {
   return hash.digest('base64url');
 }
 
-export function choosePartition(
-  record: RecordInput,
-  topic: TopicDescription,
-  firstSeq: number,
-): number {
+export function choosePartition(record: RecordInput, topic: TopicDescription, seq: number): number {
   if (record.partition !== undefined) return record.partition;
   const key = record.key?.bytes;
   if (key) return partitionForKey(key, topic.partitions);
-  // Keyless records of one request share a partition derived from their seqs, so a retry with
-  // the same Idempotency-Key sends them to the same place.
-  return firstSeq % topic.partitions;
+  // A function of the seq alone: a retry with the same Idempotency-Key (the same seqs) sends
+  // every keyless record to the partition its first attempt chose.
+  return Math.floor((seq - 1) / KEYLESS_SEQ_BLOCK) % topic.partitions;
 }
+
+/** What of a request is stamped on each of its records. */
+export type StampSource = Pick<PublishRequest, 'stream' | 'idempotencyKey'>;
 
 /** The record's own headers plus Tally's identity (the sender adds `tally.session`). */
 export function stamp(
   record: RecordInput,
-  request: PublishRequest,
+  request: StampSource,
   seq: number,
 ): OutgoingRecord['headers'] {
   const headers: Record<string, Buffer | Buffer[]> = {};

@@ -147,7 +147,7 @@ export function createPublisher(ports: PublisherPorts) {
       });
     }
     const checked = request.records.map((record, i) =>
-      'headers' in record ? checkRecord(record, topic, i) : record,
+      'headers' in record ? checkRecord(record, topic, i, request) : record,
     );
     const accepted = checked.filter((r): r is RecordInput => 'headers' in r);
     const warnings: string[] = [];
@@ -170,7 +170,7 @@ export function createPublisher(ports: PublisherPorts) {
       return {
         input,
         seq: reservation.firstSeq + i,
-        partition: choosePartition(input, topic, reservation.firstSeq),
+        partition: choosePartition(input, topic, reservation.firstSeq + i),
         timestamp: input.timestamp ?? reservation.timestamp,
         // A retry keeps what cannot change: written records, and refusals a resend would repeat.
         kept: before && (before.status === 'ACKED' || !isRetriable(before)) ? before : undefined,

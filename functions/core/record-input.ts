@@ -153,16 +153,6 @@ export function parseRecord(input: unknown, where = ''): RecordInput {
   };
 }
 
-/** Bytes a record occupies in a Kafka batch, near enough to compare with max.message.bytes. */
-export function estimatedRecordBytes(record: RecordInput): number {
-  let size = 70; // record batch + record overhead
-  size += record.key?.bytes?.length ?? 0;
-  size += record.value?.bytes?.length ?? 0;
-  for (const header of record.headers)
-    size += Buffer.byteLength(header.name) + header.value.length + 4;
-  return size;
-}
-
 /** A record, or the 400 that says what is wrong with it (reported in its place). */
 export function parseRecordOrError(input: unknown, where = ''): RecordInput | InvalidInputError {
   try {

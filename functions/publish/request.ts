@@ -102,7 +102,12 @@ export function publishOptions(
   return { topic, stream, idempotencyKey, deadline, now };
 }
 
-export function bodyText(event: HttpEvent, rt: PublishRuntime): string {
+/** The body's JSON values, within both request limits (bytes, then records). */
+export function bodyValues(event: HttpEvent, rt: PublishRuntime): unknown[] {
+  return parseJsonSequence(bodyText(event, rt), rt.config.maxBatchEntries);
+}
+
+function bodyText(event: HttpEvent, rt: PublishRuntime): string {
   const bytes = bodyBytes(event);
   if (bytes.length > rt.config.maxRequestBytes) {
     throw new PayloadTooLargeError(
@@ -165,6 +170,5 @@ export async function beginV3Produce(event: HttpEvent, context: Context | undefi
   const clusterId = pathParameter(event, 'cluster_id');
   const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));
   await checkCluster(rt, clusterId, options.deadline);
-  const values = parseJsonSequence(bodyText(event, rt));
-  return { rt, clusterId, options, values };
+  return { rt, clusterId, options, values: bodyValues(event, rt) };
 }

@@ -26,6 +26,7 @@ async function build(config: PublishConfig) {
   const sender = createRecordSender(kafka, {
     retries: config.kafkaRetries,
     requestTimeoutMs: config.kafkaRequestTimeoutMs,
+    maxBatchBytes: catalog.maxMessageBytes,
     log,
   });
   const ledger = createLedger(documents, config.tables.ledger);

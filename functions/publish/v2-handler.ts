@@ -1,18 +1,17 @@
 // POST /topics/{topic_name} — REST Proxy v2 / Strimzi HTTP bridge produce, for clients that
 // predate v3: `{records: [...]}` → `{offsets: [...]}`.
 import { InvalidInputError } from '../core/errors.js';
-import { parseJsonSequence } from '../core/json-stream.js';
 import { v2Offset } from '../core/reports.js';
 import { parseV2Body, v2Format } from '../core/v2-input.js';
 import { header, httpHandler, json, pathParameter } from '../platform/http.js';
-import { bodyText, requestOptions, runPublish } from './request.js';
+import { bodyValues, requestOptions, runPublish } from './request.js';
 import { publishRuntime } from './runtime.js';
 
 export const handler = httpHandler('publish', async (event, context) => {
   const rt = await publishRuntime();
   const format = v2Format(header(event, 'content-type'));
   const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));
-  const values = parseJsonSequence(bodyText(event, rt));
+  const values = bodyValues(event, rt);
   if (values.length !== 1) {
     throw new InvalidInputError('body: must be exactly one JSON object {records: [...]}', {
       field: 'body',

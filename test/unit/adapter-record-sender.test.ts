@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createRecordSender } from '../../functions/adapters/kafka/record-sender.js';
 import { Deadline } from '../../functions/core/deadline.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
+import { SESSION_ID_MAX_BYTES } from '../../functions/core/publish-plan.js';
 import type { OutgoingRecord } from '../../functions/core/publish-ports.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -81,9 +82,14 @@ function producerAt(kafka: FakeKafka, index: number): FakeProducer {
   return producer;
 }
 
-function senderFor(kafka: FakeKafka, requestTimeoutMs = 10_000) {
+function senderFor(kafka: FakeKafka, requestTimeoutMs = 10_000, maxBatchBytes = 1_048_588) {
   const log = vi.fn();
-  const sender = createRecordSender(kafka.asKafka(), { retries: 3, requestTimeoutMs, log });
+  const sender = createRecordSender(kafka.asKafka(), {
+    retries: 3,
+    requestTimeoutMs,
+    maxBatchBytes: async () => maxBatchBytes,
+    log,
+  });
   return { sender, log };
 }
 
@@ -194,6 +200,12 @@ describe('createRecordSender: what is sent', () => {
       expect(message.headers?.['tally.seq']).toEqual(original?.headers['tally.seq']);
       expect(String(message.headers?.['tally.session'])).toBe(result.session);
     });
+  });
+
+  it('names sessions within the room the publish plan keeps for tally.session', async () => {
+    const session = await senderFor(new FakeKafka()).sender.session();
+
+    expect(Buffer.byteLength(session)).toBeLessThanOrEqual(SESSION_ID_MAX_BYTES);
   });
 
   it('overrides a tally.session header already on a record', async () => {
@@ -394,6 +406,164 @@ describe('createRecordSender: failures', () => {
     const result = await sender.send('orders', [record(0, 'a'), record(1, 'b')], later());
 
     expect(statuses(result.outcomes)).toEqual(['UNKNOWN', 'UNKNOWN']);
+  });
+});
+
+describe('createRecordSender: record batches', () => {
+  /** Acknowledges in log order per partition, and counts sends that overlap another. */
+  function log() {
+    const next = new Map<number, number>();
+    let inFlight = 0;
+    const overlaps: number[] = [];
+    const send: SendBehaviour = async (sent) => {
+      if (inFlight > 0) overlaps.push(inFlight);
+      inFlight++;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      inFlight--;
+      const counts = new Map<number, number>();
+      for (const m of sent.messages)
+        counts.set(m.partition ?? 0, (counts.get(m.partition ?? 0) ?? 0) + 1);
+      return [...counts].map(([partition, count]) => {
+        const base = next.get(partition) ?? 0;
+        next.set(partition, base + count);
+        return { topicName: sent.topic, partition, errorCode: 0, baseOffset: String(base) };
+      });
+    };
+    return { send, overlaps };
+  }
+  // A test record alone in a batch is 134 bytes (61 of them the batch's): 250 hold two.
+  const small = 250;
+
+  it("cuts each partition's records into batches that fit, sent in rounds, one send at a time", async () => {
+    const { send, overlaps } = log();
+    const kafka = new FakeKafka({ send });
+    const { sender } = senderFor(kafka, 10_000, small);
+    const records = ['a', 'b', 'c', 'd', 'e'].map((text, i) => record(i % 2, text));
+
+    const { outcomes } = await sender.send('orders', records, later());
+
+    const sent = producerAt(kafka, 0).sent;
+    expect(sent.map((s) => s.messages.map((m) => String(m.value)))).toEqual([
+      ['a', 'c', 'b', 'd'],
+      ['e'],
+    ]);
+    expect(overlaps).toEqual([]);
+    expect(outcomes).toEqual([
+      { status: 'ACKED', partition: 0, offset: '0' },
+      { status: 'ACKED', partition: 1, offset: '0' },
+      { status: 'ACKED', partition: 0, offset: '1' },
+      { status: 'ACKED', partition: 1, offset: '1' },
+      { status: 'ACKED', partition: 0, offset: '2' },
+    ]);
+  });
+
+  it('after a batch that is not acknowledged, sends no later batch of its partition; others go on', async () => {
+    const { send } = log();
+    let round = 0;
+    const kafka = new FakeKafka({
+      send: async (sent) => {
+        round++;
+        const acked = await send(sent);
+        // The first round's answer has no word on partition 0.
+        return round === 1 ? acked.filter((entry) => entry.partition !== 0) : acked;
+      },
+    });
+    const { sender } = senderFor(kafka, 10_000, small);
+    const records = [
+      ...['a', 'b', 'c', 'd'].map((text) => record(0, text)),
+      ...['w', 'x', 'y', 'z'].map((text) => record(1, text)),
+    ];
+
+    const { outcomes } = await sender.send('orders', records, later());
+
+    expect(statuses(outcomes)).toEqual([
+      'UNKNOWN',
+      'UNKNOWN',
+      'NOT_SENT',
+      'NOT_SENT',
+      'ACKED',
+      'ACKED',
+      'ACKED',
+      'ACKED',
+    ]);
+    expect(outcomes[2]).toMatchObject({
+      message:
+        'not sent: an earlier record batch of partition 0 was not acknowledged (UNKNOWN); later ones would overtake it',
+    });
+    const sent = producerAt(kafka, 0).sent.map((s) => s.messages.map((m) => String(m.value)));
+    expect(sent).toEqual([
+      ['a', 'b', 'w', 'x'],
+      ['y', 'z'],
+    ]);
+  });
+
+  it("a refusal of a round with one partition's batch is FAILED for it alone, the rest NOT_SENT", async () => {
+    const { send } = log();
+    const kafka = new FakeKafka({
+      send: async (sent) => {
+        if (String(sent.messages[0]?.value) === 'c') {
+          throw protocolError('INVALID_RECORD', 87, false);
+        }
+        return send(sent);
+      },
+    });
+    const { sender } = senderFor(kafka, 10_000, small);
+    const records = [...['a', 'b', 'c', 'd', 'e'].map((text) => record(0, text)), record(1, 'x')];
+
+    const { outcomes } = await sender.send('orders', records, later());
+
+    expect(statuses(outcomes)).toEqual(['ACKED', 'ACKED', 'FAILED', 'FAILED', 'NOT_SENT', 'ACKED']);
+    expect(outcomes[2]).toMatchObject({ kafkaError: 'INVALID_RECORD' });
+    expect(kafka.producers).toHaveLength(1);
+  });
+
+  it('a fatal error is UNKNOWN for its round, the later batches NOT_SENT, and retires the session', async () => {
+    const kafka = new FakeKafka({
+      send: async () => {
+        throw protocolError('UNKNOWN_PRODUCER_ID', 59, false);
+      },
+    });
+    const { sender } = senderFor(kafka, 10_000, small);
+    const records = [record(0, 'a'), record(0, 'b'), record(0, 'c'), record(1, 'x')];
+
+    const { outcomes } = await sender.send('orders', records, later());
+
+    expect(statuses(outcomes)).toEqual(['UNKNOWN', 'UNKNOWN', 'NOT_SENT', 'UNKNOWN']);
+    expect(producerAt(kafka, 0).send).toHaveBeenCalledTimes(1);
+    expect(producerAt(kafka, 0).disconnect).toHaveBeenCalledTimes(1);
+  });
+
+  it('a batch still in flight at the deadline is UNKNOWN, the batches after it NOT_SENT', async () => {
+    const kafka = new FakeKafka({ send: () => never() });
+    const { sender } = senderFor(kafka, 10_000, small);
+
+    const { outcomes } = await sender.send(
+      'orders',
+      ['a', 'b', 'c', 'd'].map((text) => record(0, text)),
+      new Deadline(Date.now() + 50),
+    );
+
+    expect(statuses(outcomes)).toEqual(['UNKNOWN', 'UNKNOWN', 'NOT_SENT', 'NOT_SENT']);
+    expect(producerAt(kafka, 0).send).toHaveBeenCalledTimes(1);
+  });
+
+  it("sends nothing when the topic's max.message.bytes cannot be read", async () => {
+    const kafka = new FakeKafka();
+    const sender = createRecordSender(kafka.asKafka(), {
+      retries: 3,
+      requestTimeoutMs: 10_000,
+      maxBatchBytes: async () => {
+        throw new Error('describeConfigs failed');
+      },
+      log: vi.fn(),
+    });
+
+    const { outcomes } = await sender.send('orders', [record(0, 'a')], later());
+
+    expect(outcomes).toEqual([
+      { status: 'NOT_SENT', message: expect.stringContaining('describeConfigs failed') },
+    ]);
+    expect(producerAt(kafka, 0).send).not.toHaveBeenCalled();
   });
 });
 

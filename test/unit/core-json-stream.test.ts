@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../functions/core/errors.js';
+import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/errors.js';
 import { parseJsonSequence } from '../../functions/core/json-stream.js';
 
 function bodyError(body: string): InvalidInputError {
@@ -102,5 +102,21 @@ describe('parseJsonSequence', () => {
     expect(error.message).toContain('offset 7');
     expect(bodyError('}').message).toContain('offset 0');
     expect(bodyError(']').message).toContain('"]"');
+  });
+
+  it('takes up to maxValues values, and refuses the next with 413 as soon as it begins', () => {
+    expect(parseJsonSequence('{"a":1}\n{"a":2}', 2)).toEqual([{ a: 1 }, { a: 2 }]);
+    expect(parseJsonSequence('{"a":1} ', 1)).toEqual([{ a: 1 }]);
+    let thrown: unknown;
+    try {
+      // The third value is not even valid JSON: the count is refused before it is read.
+      parseJsonSequence('{"a":1}{"a":2}{"a":', 2);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(PayloadTooLargeError);
+    expect((thrown as PayloadTooLargeError).status).toBe(413);
+    expect((thrown as PayloadTooLargeError).field).toBe('body');
+    expect((thrown as PayloadTooLargeError).message).toContain('at most 2');
   });
 });

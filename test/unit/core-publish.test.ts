@@ -361,11 +361,13 @@ describe('publish: record checks', () => {
 
   it('rejects only the oversized record with PayloadTooLargeError', async () => {
     const { publisher, sender } = setup();
-    // orders accepts 1000 bytes: 70 overhead + 160 for tally headers leaves 770 for the value.
+    // orders accepts 1000 bytes. Alone in a record batch (61), stamped with orders-stream, the
+    // widest seq and room for a 32-byte session, a keyless record takes 171 bytes besides its
+    // value: 829 fit.
     const result = await publisher.publish(
       request([
-        rec({ value: 'x'.repeat(770) }),
-        rec({ value: 'x'.repeat(771) }),
+        rec({ value: 'x'.repeat(829) }),
+        rec({ value: 'x'.repeat(830) }),
         rec({ value: 'small' }),
       ]),
     );
@@ -440,22 +442,39 @@ describe('publish: sequence numbers and partitions', () => {
     expect(new Set(expected).size).toBeGreaterThan(1);
   });
 
-  it('gives keyless records of one request the partition firstSeq % partitions', async () => {
+  it('gives keyless records the partition of their block of 100 seqs, whatever the request', async () => {
     const { publisher, sender } = setup();
-    const first = await publisher.publish(request([rec(), rec({ key: null }), rec()]));
-    // seqs 1..3: partition 1 % 3 = 1
-    expect([0, 1, 2].map((i) => publishedAt(first, i).partition)).toEqual([1, 1, 1]);
-    const second = await publisher.publish(request([rec(), rec()]));
-    // seqs 4..5: partition 4 % 3 = 1
-    expect([0, 1].map((i) => publishedAt(second, i).partition)).toEqual([1, 1]);
-    const third = await publisher.publish(request([rec()]));
-    // seq 6: 6 % 3 = 0
-    expect(publishedAt(third, 0).partition).toBe(0);
-    expect(sender.calls.map((c) => c.records.map((r) => r.partition))).toEqual([
-      [1, 1, 1],
-      [1, 1],
-      [0],
-    ]);
+    const keyless = (n: number) => Array.from({ length: n }, () => rec());
+    // seqs 1..150: block 0 (1..100) on partition 0, block 1 (101..200) on partition 1
+    const first = await publisher.publish(request(keyless(150)));
+    // seqs 151..350: the rest of block 1, then block 2 on partition 2, block 3 on partition 0
+    const second = await publisher.publish(request(keyless(200)));
+    const partitionsOf = (result: PublishResult) =>
+      result.results.map((_, i) => publishedAt(result, i).partition);
+    const blockPartition = (seq: number) => Math.floor((seq - 1) / 100) % 3;
+    expect(partitionsOf(first)).toEqual(
+      Array.from({ length: 150 }, (_, i) => blockPartition(i + 1)),
+    );
+    expect(partitionsOf(second)).toEqual(
+      Array.from({ length: 200 }, (_, i) => blockPartition(i + 151)),
+    );
+    expect(new Set(partitionsOf(second))).toEqual(new Set([0, 1, 2]));
+    expect(sender.calls[1]?.records.map((r) => r.partition)).toEqual(partitionsOf(second));
+  });
+
+  it('sends keyless records of a retry to the partitions their first attempt chose', async () => {
+    const { publisher, sender } = setup();
+    const records = Array.from({ length: 250 }, () => rec());
+    sender.responses.push((sent) => sent.map(() => ({ status: 'NOT_SENT', message: 'down' })));
+    const first = await publisher.publish(request(records, { idempotencyKey: 'again' }));
+    const retry = await publisher.publish(request(records, { idempotencyKey: 'again' }));
+    const places = (result: PublishResult) =>
+      result.results.map((_, i) => [publishedAt(result, i).seq, publishedAt(result, i).partition]);
+    expect(places(retry)).toEqual(places(first));
+    expect(sender.calls[1]?.records.map((r) => r.partition)).toEqual(
+      sender.calls[0]?.records.map((r) => r.partition),
+    );
+    expect(new Set(sender.calls[1]?.records.map((r) => r.partition)).size).toBe(3);
   });
 
   it('honours an explicit partition_id over the key', async () => {
@@ -556,7 +575,7 @@ describe('publish: ledger', () => {
     expect(after?.firstSeq).toBe(1);
     expect(after?.session).toBe('session-2');
     expect(after?.outcomes).toEqual([
-      { status: 'ACKED', partition: 1, offset: '0' },
+      { status: 'ACKED', partition: 0, offset: '0' },
       { status: 'FAILED', kafkaError: 'MESSAGE_TOO_LARGE', message: 'too big' },
       { status: 'NOT_SENT', message: 'no connection' },
     ]);

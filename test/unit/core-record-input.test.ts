@@ -4,7 +4,6 @@ import { InvalidInputError } from '../../functions/core/errors.js';
 import {
   DATA_TYPES,
   decodeBase64,
-  estimatedRecordBytes,
   isPlainObject,
   parseData,
   parseHeaders,
@@ -395,35 +394,6 @@ describe('parseRecordOrError', () => {
     expect(result).toBeInstanceOf(InvalidInputError);
     expect((result as InvalidInputError).field).toBe('entries[3].value.data');
     expect((result as InvalidInputError).message).toContain('entries[3].value.data');
-  });
-});
-
-describe('estimatedRecordBytes', () => {
-  it('is 70 bytes of overhead for an empty record', () => {
-    expect(estimatedRecordBytes(parseRecord({}))).toBe(70);
-  });
-
-  it('adds key, value and header sizes, null counting as zero', () => {
-    const record = parseRecord({
-      key: { type: 'STRING', data: 'abc' },
-      value: { type: 'JSON', data: 'bar' },
-      headers: [
-        { name: 'h', value: 'AAE=' },
-        { name: 'hh', value: '' },
-      ],
-    });
-    // 70 + 3 + 5 + (1 + 2 + 4) + (2 + 0 + 4)
-    expect(estimatedRecordBytes(record)).toBe(91);
-    const nulls = parseRecord({
-      key: { type: 'STRING', data: null },
-      value: { type: 'BINARY', data: null },
-    });
-    expect(estimatedRecordBytes(nulls)).toBe(70);
-  });
-
-  it('counts value bytes, not characters', () => {
-    const record = parseRecord({ value: { type: 'STRING', data: '€€€' } });
-    expect(estimatedRecordBytes(record)).toBe(79);
   });
 });
 

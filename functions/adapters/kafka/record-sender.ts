@@ -3,6 +3,7 @@ import type { Kafka, Message, Producer, RecordMetadata } from 'kafkajs';
 import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/deadline.js';
 import type { RecordOutcome } from '../../core/outcomes.js';
 import type { OutgoingRecord, RecordSender } from '../../core/publish-ports.js';
+import { partitionBatches, sendInRounds } from './record-batches.js';
 import { classifySendFailure } from './send-errors.js';
 
 interface Session {
@@ -15,6 +16,8 @@ export interface RecordSenderOptions {
   /** kafkajs retries inside one send; every send is also bounded by the request's deadline. */
   readonly retries: number;
   readonly requestTimeoutMs: number;
+  /** The topic's max.message.bytes: no record batch sent is larger. */
+  readonly maxBatchBytes: (topic: string) => Promise<number>;
   readonly log: (level: 'warn' | 'info', message: string, extra?: object) => void;
 }
 
@@ -25,6 +28,8 @@ export interface RecordSenderOptions {
  */
 export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
   let current: Session | undefined;
+  // Several partitions of one send can fail at once: a session is retired (and logged) once.
+  const retired = new WeakSet<Session>();
 
   function open(): Session {
     const producer = kafka.producer({
@@ -41,6 +46,8 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
   }
 
   function retire(session: Session, reason: string): void {
+    if (retired.has(session)) return;
+    retired.add(session);
     if (current === session) current = undefined;
     options.log('warn', 'producer session retired', { session: session.id, reason });
     session.producer.disconnect().catch(() => {});
@@ -50,6 +57,35 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     current ??= open();
     return current;
   };
+
+  /** One producer send (one request per broker): its records' outcomes, in order. */
+  async function sendOnce(
+    session: Session,
+    topic: string,
+    messages: Message[],
+    deadline: Deadline,
+  ): Promise<RecordOutcome[]> {
+    const all = (outcome: RecordOutcome) => messages.map(() => outcome);
+    const sending = session.producer.send({
+      topic,
+      acks: -1,
+      timeout: Math.max(1, Math.min(deadline.remainingMs(), options.requestTimeoutMs)),
+      messages,
+    });
+    sending.catch(() => {}); // an abandoned send must not become an unhandled rejection
+    try {
+      return offsetsOf(messages, await beforeDeadline(sending, deadline, 'producing'));
+    } catch (error) {
+      if (error instanceof DeadlineExceeded) {
+        retire(session, 'a send outlived its deadline');
+        return all({ status: 'UNKNOWN', message: error.message });
+      }
+      const partitions = new Set(messages.map((message) => message.partition));
+      const failure = classifySendFailure(error, partitions.size);
+      if (failure.replaceProducer) retire(session, failure.outcome.status);
+      return all(failure.outcome);
+    }
+  }
 
   async function send(
     topic: string,
@@ -72,34 +108,41 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
         message: `not connected to Kafka: ${(error as Error).message}`,
       });
     }
-    const messages: Message[] = records.map((record) => ({
+    let maxBytes: number;
+    try {
+      maxBytes = await beforeDeadline(options.maxBatchBytes(topic), deadline, 'max.message.bytes');
+    } catch (error) {
+      return all({
+        status: 'NOT_SENT',
+        message: `the topic's max.message.bytes is not known: ${(error as Error).message}`,
+      });
+    }
+    const stamped = records.map((record) => ({
+      ...record,
+      headers: { ...record.headers, 'tally.session': Buffer.from(session.id) },
+    }));
+    const messages: Message[] = stamped.map((record) => ({
       partition: record.partition,
       key: record.key,
       value: record.value,
-      headers: { ...record.headers, 'tally.session': Buffer.from(session.id) },
+      headers: record.headers,
       timestamp: String(record.timestamp),
     }));
-    const partitions = new Set(records.map((record) => record.partition));
-    const sending = session.producer.send({
-      topic,
-      acks: -1,
-      timeout: Math.max(1, Math.min(deadline.remainingMs(), options.requestTimeoutMs)),
-      messages,
-    });
-    sending.catch(() => {}); // an abandoned send must not become an unhandled rejection
-    let metadata: RecordMetadata[];
-    try {
-      metadata = await beforeDeadline(sending, deadline, 'producing');
-    } catch (error) {
-      if (error instanceof DeadlineExceeded) {
-        retire(session, 'a send outlived its deadline');
-        return all({ status: 'UNKNOWN', message: error.message });
-      }
-      const failure = classifySendFailure(error, partitions.size);
-      if (failure.replaceProducer) retire(session, failure.outcome.status);
-      return all(failure.outcome);
-    }
-    return { session: session.id, outcomes: offsetsOf(records, metadata) };
+    const outcomes = await sendInRounds(
+      partitionBatches(stamped, maxBytes),
+      (indexes) =>
+        sendOnce(
+          session,
+          topic,
+          indexes.map((i) => messages[i] as Message),
+          deadline,
+        ),
+      () => {
+        if (retired.has(session)) return 'the producer session was retired';
+        return deadline.expired() ? 'the request deadline passed' : undefined;
+      },
+    );
+    return { session: session.id, outcomes };
   }
 
   return {
@@ -127,20 +170,18 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
 }
 
 /** kafkajs returns one base offset per partition; records keep their order within it. */
-function offsetsOf(
-  records: readonly OutgoingRecord[],
-  metadata: RecordMetadata[],
-): RecordOutcome[] {
+function offsetsOf(messages: readonly Message[], metadata: RecordMetadata[]): RecordOutcome[] {
   const next = new Map<number, bigint>();
   for (const entry of metadata) {
     if (entry.baseOffset !== undefined) next.set(entry.partition, BigInt(entry.baseOffset));
   }
-  return records.map((record) => {
-    const offset = next.get(record.partition);
+  return messages.map((message) => {
+    const partition = message.partition as number;
+    const offset = next.get(partition);
     if (offset === undefined) {
-      return { status: 'UNKNOWN', message: `no acknowledgement for partition ${record.partition}` };
+      return { status: 'UNKNOWN', message: `no acknowledgement for partition ${partition}` };
     }
-    next.set(record.partition, offset + 1n);
-    return { status: 'ACKED', partition: record.partition, offset: offset.toString() };
+    next.set(partition, offset + 1n);
+    return { status: 'ACKED', partition, offset: offset.toString() };
   });
 }

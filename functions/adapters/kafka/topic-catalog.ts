@@ -103,6 +103,7 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
   }
 
   const catalog: TopicCatalog & {
+    maxMessageBytes(topic: string): Promise<number>;
     topics(): Promise<string[]>;
     clusterId(deadline?: Deadline): Promise<string>;
   } = {
@@ -123,6 +124,8 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
         );
       }
     },
+    /** Remembered per topic (describe asked already): what the record sender splits by. */
+    maxMessageBytes,
     async topics() {
       await refreshIfStale();
       return [...known.keys()];

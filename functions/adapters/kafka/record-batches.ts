@@ -1,0 +1,136 @@
+import type { RecordOutcome } from '../../core/outcomes.js';
+import {
+  RECORD_BATCH_OVERHEAD,
+  recordBodyBytes,
+  recordBytes,
+  type SizedRecord,
+  varintBytes,
+} from '../../core/record-size.js';
+
+// kafkajs writes all records of one send for a partition as one record batch, and the broker
+// refuses a batch over the topic's max.message.bytes whole (MESSAGE_TOO_LARGE). So a request's
+// records are grouped by partition, cut in order into batches that fit, and sent in rounds.
+
+export interface PlacedRecord extends SizedRecord {
+  readonly partition: number;
+  readonly timestamp: number;
+}
+
+export interface PartitionBatches {
+  readonly partition: number;
+  /** Indexes into the records, in their order; every batch fits unless it holds one record. */
+  readonly batches: readonly (readonly number[])[];
+}
+
+/**
+ * An upper bound of a batch's encoded size. kafkajs writes each record's timestamp as a delta
+ * from the batch's smallest, so the spread of timestamps bounds every delta's varint.
+ */
+class BatchSize {
+  readonly indexes: number[] = [];
+  private readonly bodies: number[] = [];
+  private low = Number.POSITIVE_INFINITY;
+  private high = Number.NEGATIVE_INFINITY;
+  private bytes = RECORD_BATCH_OVERHEAD;
+
+  /** The batch's size with this record added. */
+  with(body: number, timestamp: number): number {
+    const spread = varintBytes(Math.max(this.high, timestamp) - Math.min(this.low, timestamp));
+    if (this.bodies.length > 0 && spread === this.spreadBytes()) {
+      return this.bytes + recordBytes(body, this.bodies.length, spread);
+    }
+    // The first record, or a wider spread of timestamps: every record's delta may grow.
+    return [...this.bodies, body].reduce(
+      (sum, each, offset) => sum + recordBytes(each, offset, spread),
+      RECORD_BATCH_OVERHEAD,
+    );
+  }
+
+  add(index: number, body: number, timestamp: number): void {
+    this.bytes = this.with(body, timestamp);
+    this.indexes.push(index);
+    this.bodies.push(body);
+    this.low = Math.min(this.low, timestamp);
+    this.high = Math.max(this.high, timestamp);
+  }
+
+  private spreadBytes(): number {
+    return varintBytes(this.high - this.low);
+  }
+}
+
+/** Partitions in order of their first record, each cut into batches of at most maxBytes. */
+export function partitionBatches(
+  records: readonly PlacedRecord[],
+  maxBytes: number,
+): PartitionBatches[] {
+  const open = new Map<number, BatchSize>();
+  const done = new Map<number, number[][]>();
+  records.forEach((record, index) => {
+    const body = recordBodyBytes(record);
+    let batch = open.get(record.partition);
+    const full = batch && batch.with(body, record.timestamp) > maxBytes;
+    if (batch === undefined || full) {
+      if (batch) done.get(record.partition)?.push(batch.indexes);
+      else done.set(record.partition, []);
+      batch = new BatchSize();
+      open.set(record.partition, batch);
+    }
+    batch.add(index, body, record.timestamp);
+  });
+  return [...done].map(([partition, batches]) => ({
+    partition,
+    batches: [...batches, (open.get(partition) as BatchSize).indexes],
+  }));
+}
+
+/**
+ * Sends the batches in rounds: a round is one send holding the next batch of every partition
+ * still going, and the next round starts when it is answered. So a request has one send in
+ * flight, as before batches were cut: sends queued inside kafkajs (one request per broker at a
+ * time) would still go out after the deadline, from a retired session, as writes the audit may
+ * already have judged absent. After a batch that was not acknowledged its partition's later
+ * batches stay NOT_SENT: written now, they would sit in the log ahead of that batch's records,
+ * which a retry with the same Idempotency-Key sends again. `halted` says why no round may start.
+ */
+export async function sendInRounds(
+  plan: readonly PartitionBatches[],
+  sendRound: (indexes: number[]) => Promise<readonly RecordOutcome[]>,
+  halted: () => string | undefined,
+): Promise<RecordOutcome[]> {
+  const outcomes: RecordOutcome[] = [];
+  const next = plan.map(() => 0); // each partition's next batch
+  const stopped = new Map<number, string>(); // a partition's place in the plan → why
+  for (;;) {
+    const round = plan.flatMap((p, k) =>
+      !stopped.has(k) && (next[k] as number) < p.batches.length ? [k] : [],
+    );
+    if (round.length === 0) break;
+    const halt = halted();
+    if (halt !== undefined) {
+      for (const k of round) stopped.set(k, halt);
+      break;
+    }
+    const batches = round.map((k) => plan[k]?.batches[next[k] as number] ?? []);
+    const indexes = batches.flat();
+    const results = await sendRound(indexes);
+    indexes.forEach((i, j) => {
+      outcomes[i] = results[j] as RecordOutcome;
+    });
+    round.forEach((k, n) => {
+      next[k] = (next[k] as number) + 1;
+      const failed = batches[n]?.map((i) => outcomes[i]).find((o) => o?.status !== 'ACKED');
+      if (failed === undefined) return;
+      stopped.set(
+        k,
+        `an earlier record batch of partition ${plan[k]?.partition} was not acknowledged (${failed.status}); later ones would overtake it`,
+      );
+    });
+  }
+  for (const [k, why] of stopped) {
+    for (const i of plan[k]?.batches.slice(next[k]).flat() ?? []) {
+      outcomes[i] = { status: 'NOT_SENT', message: `not sent: ${why}` };
+    }
+  }
+  return outcomes;
+}

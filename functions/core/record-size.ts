@@ -1,0 +1,64 @@
+// Sizes in Kafka's record batch format (magic 2) as kafkajs encodes it
+// (kafkajs/src/protocol/recordBatch and requests/produce/v3): the broker compares a topic's
+// max.message.bytes with the whole batch, its header included, so publish plans and splits with
+// these numbers rather than with the payload alone.
+
+/**
+ * The batch header: base offset 8, length 4, leader epoch 4, magic 1, CRC 4, attributes 2,
+ * last offset delta 4, first and max timestamp 8 + 8, producer id 8, epoch 2, base sequence 4,
+ * record count 4.
+ */
+export const RECORD_BATCH_OVERHEAD = 61;
+
+/** What a record carries on the wire, as kafkajs takes it. */
+export interface SizedRecord {
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, Buffer | readonly Buffer[]>>;
+}
+
+/** Bytes of a zigzag varint (Kafka's varint and varlong), exact up to 2^52. */
+export function varintBytes(value: number): number {
+  let zigzag = value >= 0 ? value * 2 : -value * 2 - 1;
+  let bytes = 1;
+  while (zigzag >= 128) {
+    zigzag = Math.floor(zigzag / 128);
+    bytes++;
+  }
+  return bytes;
+}
+
+const lengthPrefixed = (data: Buffer | null) =>
+  data === null ? varintBytes(-1) : varintBytes(data.length) + data.length;
+
+/**
+ * A record's bytes that do not depend on its place in a batch: attributes, key, value and
+ * headers (a header with several values is written once per value).
+ */
+export function recordBodyBytes(record: SizedRecord): number {
+  let bytes = 1 + lengthPrefixed(record.key) + lengthPrefixed(record.value);
+  let count = 0;
+  for (const [name, values] of Object.entries(record.headers)) {
+    const nameBytes = Buffer.byteLength(name);
+    for (const value of Array.isArray(values) ? values : [values]) {
+      bytes += varintBytes(nameBytes) + nameBytes + lengthPrefixed(value);
+      count++;
+    }
+  }
+  return bytes + varintBytes(count);
+}
+
+/** The whole record: length prefix, body, and its offset and timestamp deltas in the batch. */
+export function recordBytes(
+  body: number,
+  offsetDelta: number,
+  timestampDeltaBytes: number,
+): number {
+  const size = body + varintBytes(offsetDelta) + timestampDeltaBytes;
+  return varintBytes(size) + size;
+}
+
+/** A batch holding only this record: what a record alone must fit into. */
+export function singleRecordBatchBytes(record: SizedRecord): number {
+  return RECORD_BATCH_OVERHEAD + recordBytes(recordBodyBytes(record), 0, varintBytes(0));
+}
