@@ -117,6 +117,23 @@ describe('reconcile retention on DynamoDB', () => {
     expect(kept).toEqual([2, 3, 4]);
   });
 
+  it('stores a report of thousands of partitions, over the 400 KB item limit as JSON', async () => {
+    const reports = createReportStore(documents, table('ReconcileReportsTable'));
+    const partitions = Array.from({ length: 5000 }, (_, partition) => ({
+      topic: 'orders-events-v2',
+      partition,
+      status: 'OK',
+      owner: `consumer-1-abcdef01-2345-6789-abcd-ef0123456789-${partition % 40}`,
+      committed: 123_456_789 + partition * 17,
+      end: { observedAt: START, committed: 123_456_789, logStart: 0, logEnd: 123_456_792 },
+    }));
+    const report = { group: 'wide', status: 'OK', partitions };
+    expect(JSON.stringify(report).length).toBeGreaterThan(400 * 1024);
+    await reports.saveGroupReport('wide', START, report, { ...report, partitions: [] });
+    expect(await reports.latestGroupReport('wide')).toEqual(report);
+    expect(await reports.groupReportsSince('wide', START)).toEqual([{ ...report, partitions: [] }]);
+  });
+
   it('does not forget a group that came back after the decision was read', async () => {
     const reports = createReportStore(documents, table('ReconcileReportsTable'));
     await reports.markReported('back', START);

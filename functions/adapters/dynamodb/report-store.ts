@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   DeleteCommand,
   type DynamoDBDocumentClient,
@@ -23,6 +24,24 @@ export interface ReportStoreOptions {
 }
 
 const iso = (at: number) => new Date(at).toISOString();
+
+/**
+ * Bodies above this are stored gzipped. A report is ~550 bytes of JSON per partition, so
+ * DynamoDB's 400 KB item limit would stop a group at ~700 partitions; gzipped (~26 bytes per
+ * partition) it holds ~15,000. Small bodies stay readable JSON.
+ */
+const GZIP_ABOVE = 64 * 1024;
+
+function encode(value: object): { body: string } | { bodyGzip: Uint8Array } {
+  const body = JSON.stringify(value);
+  return body.length > GZIP_ABOVE ? { bodyGzip: gzipSync(body) } : { body };
+}
+
+function decode(item: Record<string, unknown>): object {
+  const zipped = item.bodyGzip;
+  const json = zipped instanceof Uint8Array ? gunzipSync(zipped).toString('utf8') : item.body;
+  return JSON.parse(String(json)) as object;
+}
 
 /** Reconcile reports per group (latest plus dated history) and executed restores. */
 export function createReportStore(
@@ -67,8 +86,8 @@ export function createReportStore(
   };
   return {
     async saveGroupReport(group, at, report, dated) {
-      await put({ group, sk: `report#${iso(at)}`, body: JSON.stringify(dated) });
-      await put({ group, sk: 'latest', at, body: JSON.stringify(report) });
+      await put({ group, sk: `report#${iso(at)}`, ...encode(dated) });
+      await put({ group, sk: 'latest', at, ...encode(report) });
     },
     async latestGroupReport(group) {
       const get = new GetCommand({
@@ -80,7 +99,7 @@ export function createReportStore(
         () => client.send(get),
         `reading the latest report of group ${group}`,
       );
-      return Item ? (JSON.parse(String(Item.body)) as object) : undefined;
+      return Item ? decode(Item) : undefined;
     },
     async groupReportsSince(group, since) {
       const items = await readAll(
@@ -88,10 +107,10 @@ export function createReportStore(
         { query: between(group, `report#${iso(since)}`, 'report#~') },
         `reading reports of group ${group}`,
       );
-      return items.map((item) => JSON.parse(String(item.body)) as object);
+      return items.map(decode);
     },
     async saveRestore(group, at, record) {
-      await put({ group, sk: `restore#${iso(at)}`, body: JSON.stringify(record) });
+      await put({ group, sk: `restore#${iso(at)}`, ...encode(record) });
       // Restores happen by hand, so a group has few; the oldest beyond the cap are let go.
       const all = await keys(group, 'restore#', 'restore#~', restoresKept + 100);
       for (const sk of all.slice(0, Math.max(0, all.length - restoresKept))) {
