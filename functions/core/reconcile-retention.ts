@@ -34,6 +34,9 @@ export interface Pruned {
  */
 const LIVE_PRUNE_LIMIT = 10;
 
+/** Live groups pruned at once. */
+const PARALLEL = 16;
+
 /**
  * Saves a partition's new window while it is worth keeping: it holds a commit (something to
  * judge, a last good offset to restore) or a member owns the partition (it will commit soon).
@@ -80,12 +83,19 @@ export async function pruneReports(
   const index = await reports.reportedGroups();
   const before = at - retentionMs;
   let deleted = 0;
-  for (const group of reported) {
-    const marked = index.get(group);
-    if (marked === undefined || at - marked >= retentionMs / 2) {
-      await reports.markReported(group, at);
-    }
-    deleted += await reports.pruneGroupReports(group, before, LIVE_PRUNE_LIMIT);
+  // A query and a delete or two per group, independent of each other's: asked a few groups at
+  // a time, 2,000 groups cost a run ~2,000 / PARALLEL round trips, not 2,000.
+  for (let i = 0; i < reported.length; i += PARALLEL) {
+    const counts = await Promise.all(
+      reported.slice(i, i + PARALLEL).map(async (group) => {
+        const marked = index.get(group);
+        if (marked === undefined || at - marked >= retentionMs / 2) {
+          await reports.markReported(group, at);
+        }
+        return reports.pruneGroupReports(group, before, LIVE_PRUNE_LIMIT);
+      }),
+    );
+    deleted += counts.reduce((sum, n) => sum + n, 0);
   }
   const live = new Set(reported);
   let budget = options.pruneBudget;

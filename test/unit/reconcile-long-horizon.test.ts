@@ -171,6 +171,8 @@ describe('reconcile over 180 days of schedules', () => {
       if ([30, 90, 180].includes((run + 1) / RUNS_PER_DAY))
         figures[`day ${(run + 1) / RUNS_PER_DAY}`] = stored;
     }
+    // Gone jobs were forgotten: the index holds only groups reported within 1.5 R (+ R / 2).
+    expect((await reports.reportedGroups()).size).toBeLessThanOrEqual(GROUPS_WITHIN);
     for (const table of [reports.table, history.table, mappings.table]) {
       expect(table.maxItemBytes).toBeLessThan(ITEM_LIMIT);
     }
