@@ -7,10 +7,10 @@ import type { HistoryEntry, OffsetHistory, ReportStore } from './reconcile-ports
 // pruned by key range per group, gone groups are found in a small index.
 //
 // Bounds, with R the retention and C the schedule's cadence:
-// - dated reports: per group at most R / C (+ the few a run may leave for the next), and none
-//   left for a group unreported for 1.5 R (the index is refreshed every R / 2, so a group
-//   whose mark is older than 1.5 R has had no report for R: all its dated reports are past R);
-// - latest report + index entry: one each per group reported within 1.5 R;
+// - dated reports: per reported group at most R / C (+ the few a run may leave for the next);
+// - a group no longer reported keeps its latest report, index entry and dated reports until
+//   R to 1.5 R after its last report: its index mark, refreshed every R / 2, is forgotten once
+//   older than 1.5 R, when it has had no report for at least R (all its dated ones are past R);
 // - offset history: one item per partition observed with a commit or an owner, and per
 //   partition left unobserved for less than R (a deleted topic, an unreadable group).
 
