@@ -50,6 +50,10 @@ export function desiredMappings(snapshot: ClusterSnapshot): StoredMapping[] {
 
 const keyOf = (m: { pk: string; sk: string }) => `${m.pk}\u0000${m.sk}`;
 
+/** The group a mapping belongs to: `group#<id>` is its key or its sort key. */
+const groupOf = (m: { pk: string; sk: string }) =>
+  (m.pk.startsWith('group#') ? m.pk : m.sk).slice('group#'.length);
+
 function sameAttributes(a: StoredMapping, b: StoredMapping): boolean {
   const names = new Set([...Object.keys(a.attributes), ...Object.keys(b.attributes)]);
   return [...names].every((name) => a.attributes[name] === b.attributes[name]);
@@ -86,17 +90,20 @@ export async function repairMappings(
       }
     }
   }
-  // Skipped when the snapshot is partial: an unreadable group must not look like a gone one.
-  if (snapshot.unreadable.length === 0) {
-    for (const mapping of stored.values()) {
-      if (snapshot.observedAt - mapping.lastSeenAt <= graceMs) continue;
-      if (await store.deleteIfUnchanged(mapping)) {
-        removed++;
-        details.push({ action: 'removed', pk: mapping.pk, sk: mapping.sk });
-      } else {
-        keptNewer++;
-        details.push({ action: 'kept-newer', pk: mapping.pk, sk: mapping.sk });
-      }
+  // A partial snapshot removes only mappings of groups it read: an unreadable group must not
+  // look like a gone one, and one unreadable group must not keep every other group's gone
+  // clients forever (runs that are always partial would let the store grow without bound).
+  const read = new Set(snapshot.groups.map((g) => g.groupId));
+  const complete = snapshot.unreadable.length === 0;
+  for (const mapping of stored.values()) {
+    if (!complete && !read.has(groupOf(mapping))) continue;
+    if (snapshot.observedAt - mapping.lastSeenAt <= graceMs) continue;
+    if (await store.deleteIfUnchanged(mapping)) {
+      removed++;
+      details.push({ action: 'removed', pk: mapping.pk, sk: mapping.sk });
+    } else {
+      keptNewer++;
+      details.push({ action: 'kept-newer', pk: mapping.pk, sk: mapping.sk });
     }
   }
   return { written, changed, removed, keptNewer, details };

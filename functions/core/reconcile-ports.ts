@@ -75,13 +75,29 @@ export interface OffsetHistory {
   loadAll(): Promise<HistoryEntry[]>;
   /** Saves unless another run saved since `entry.version` was read; false when it lost. */
   save(entry: HistoryEntry, window: readonly OffsetObservation[]): Promise<boolean>;
+  /** Deletes unless another run saved since `entry.version` was read; false when it kept it. */
+  remove(entry: HistoryEntry): Promise<boolean>;
 }
 
 export interface ReportStore {
-  /** Stores a group's report as its latest and in its history. */
-  saveGroupReport(group: string, at: number, report: object): Promise<void>;
+  /** Stores `report` as the group's latest, and `dated` in its history under `at`. */
+  saveGroupReport(group: string, at: number, report: object, dated: object): Promise<void>;
   latestGroupReport(group: string): Promise<object | undefined>;
-  /** The group's stored reports since `since` (epoch ms), oldest first. */
+  /** The group's stored dated reports since `since` (epoch ms), oldest first. */
   groupReportsSince(group: string, since: number): Promise<object[]>;
+  /** Stores an executed restore; the store keeps a bounded number per group, newest first. */
   saveRestore(group: string, at: number, record: object): Promise<void>;
+  /**
+   * Deletes up to `limit` of the group's dated reports dated before `before`, oldest first,
+   * reading no more than that many keys; returns how many it deleted.
+   */
+  pruneGroupReports(group: string, before: number, limit: number): Promise<number>;
+  /** The index of groups with stored reports: group → when it was last marked reported. */
+  reportedGroups(): Promise<ReadonlyMap<string, number>>;
+  markReported(group: string, at: number): Promise<void>;
+  /**
+   * Deletes a gone group's latest report unless it is dated `before` or later, and its index
+   * entry unless marked again since `markedAt`: a group that came back meanwhile keeps both.
+   */
+  forgetGroup(group: string, markedAt: number, before: number): Promise<void>;
 }

@@ -1,8 +1,8 @@
+import { dated, summarize } from './group-report.js';
 import { type MappingRepairs, repairMappings } from './mappings.js';
 import {
   appendObservation,
   evaluatePartition,
-  groupStatus,
   type OffsetObservation,
   type PartitionEvaluation,
 } from './offset-status.js';
@@ -13,8 +13,15 @@ import type {
   OffsetHistory,
   ReportStore,
 } from './reconcile-ports.js';
+import {
+  keepOrRetire,
+  type Pruned,
+  pruneReports,
+  pruneUnobserved,
+  type RetentionOptions,
+} from './reconcile-retention.js';
 
-export interface ReconcileOptions {
+export interface ReconcileOptions extends RetentionOptions {
   /** Observations kept per partition (Burrow's intervals). */
   readonly windowSize: number;
   /** How long a gone member's mappings are kept. */
@@ -57,9 +64,10 @@ export interface ReconcileReport {
   readonly mappings: MappingRepairs;
   /** History windows another overlapping run saved first (this run's observation is dropped). */
   readonly historyConflicts: number;
+  /** What this run deleted to stay within its retention (reconcile-retention.ts); optional so
+   * reports built by hand (tests, other callers) need not invent it. */
+  readonly pruned?: Pruned;
 }
-
-const ANOMALIES = new Set(['REWIND', 'LOST', 'OUT_OF_RANGE', 'STOP', 'STALL', 'WARN']);
 
 export interface ReconcilePorts {
   readonly source: GroupSource;
@@ -81,6 +89,8 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
     const snapshot = await ports.source.read(also);
     const mappings = await repairMappings(ports.mappings, snapshot, options.graceMs);
     let historyConflicts = 0;
+    let historyRemoved = 0;
+    const unobserved = new Set(history);
     const groups: GroupReport[] = [];
     for (const group of snapshot.groups) {
       const owners = new Map<string, { memberId: string; clientId: string }>();
@@ -110,7 +120,10 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
           ...(owner && offsets.committed !== null && { committedAt: snapshot.observedAt }),
         };
         const window = appendObservation(entry.window, observation, options.windowSize);
-        if (!(await ports.history.save(entry, window))) historyConflicts++;
+        unobserved.delete(entry);
+        const kept = await keepOrRetire(ports.history, entry, window, owner !== undefined);
+        if (kept === 'conflict') historyConflicts++;
+        if (kept === 'removed') historyRemoved++;
         const evaluation = evaluatePartition(window, snapshot.observedAt, options.windowSize);
         partitions.push({
           ...evaluation,
@@ -125,28 +138,28 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
           end: window[window.length - 1] ?? null,
         });
       }
-      partitions.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
-      const rollUp = groupStatus(partitions);
-      const anomalies: Record<string, number> = {};
-      for (const p of partitions) {
-        if (ANOMALIES.has(p.status)) anomalies[p.status] = (anomalies[p.status] ?? 0) + 1;
-      }
-      const lags = partitions.map((p) => p.currentLag ?? 0);
-      const report: GroupReport = {
-        group: group.groupId,
-        state: group.state,
-        status: rollUp.status,
-        complete: rollUp.complete,
-        partitionCount: partitions.length,
-        maxLag: Math.max(0, ...lags),
-        totalLag: lags.reduce((a, b) => a + b, 0),
-        maxTimeLagSeconds: Math.max(0, ...partitions.map((p) => p.timeLagSeconds ?? 0)),
-        anomalies,
-        partitions,
-      };
-      await ports.reports.saveGroupReport(group.groupId, snapshot.observedAt, report);
+      const report = summarize(group, partitions);
+      await ports.reports.saveGroupReport(
+        group.groupId,
+        snapshot.observedAt,
+        report,
+        dated(report),
+      );
       groups.push(report);
     }
+    const at = snapshot.observedAt;
+    const reportsPruned = await pruneReports(
+      ports.reports,
+      groups.map((g) => g.group),
+      at,
+      options,
+    );
+    historyRemoved += await pruneUnobserved(
+      ports.history,
+      [...unobserved],
+      at - options.retentionMs,
+      options.pruneBudget,
+    );
     return {
       runAt: new Date(snapshot.observedAt).toISOString(),
       complete: snapshot.unreadable.length === 0,
@@ -155,6 +168,7 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
       groups,
       mappings,
       historyConflicts,
+      pruned: { ...reportsPruned, history: historyRemoved },
     };
   }
   return { run };

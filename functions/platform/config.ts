@@ -221,6 +221,10 @@ export interface ReconcileConfig extends CommonConfig {
   readonly windowSize: number;
   /** How long mappings of a member that left are kept. */
   readonly mappingGraceMs: number;
+  /** How long dated reports, reports of gone groups and unobserved offset history are kept. */
+  readonly retentionMs: number;
+  /** Executed restores kept per group, newest first. */
+  readonly restoresKept: number;
 }
 
 export function loadReconcileConfig(env: Env = process.env): ReconcileConfig {
@@ -233,6 +237,8 @@ export function loadReconcileConfig(env: Env = process.env): ReconcileConfig {
     },
     windowSize: integer(env, 'TALLY_RECONCILE_WINDOW', 10, 2, 100),
     mappingGraceMs: integer(env, 'TALLY_MAPPING_GRACE_SECONDS', 300, 0, 86_400) * 1000,
+    retentionMs: integer(env, 'TALLY_RECONCILE_RETENTION_DAYS', 14, 1, 365) * 86_400_000,
+    restoresKept: integer(env, 'TALLY_RESTORE_RECORDS_KEPT', 100, 1, 10_000),
   };
 }
 

@@ -10,14 +10,24 @@ import { lazyRuntime } from '../platform/lazy-runtime.js';
 
 // The composition root of the reconcile functions, built once per container.
 
+/** Backlog deletes per run (gone groups, unobserved history): ~1 s of DynamoDB deletes. */
+const PRUNE_BUDGET = 200;
+
 async function build(config: ReconcileConfig) {
   const { documents, kafka } = await createClients(config, 'reconcile');
   const source = createGroupSource(kafka);
   const history = createOffsetHistory(documents, config.tables.offsetHistory);
-  const reports = createReportStore(documents, config.tables.reconcileReports);
+  const reports = createReportStore(documents, config.tables.reconcileReports, {
+    restoresKept: config.restoresKept,
+  });
   const reconciler = createReconciler(
     { source, history, reports, mappings: createMappingStore(documents, config.tables.mappings) },
-    { windowSize: config.windowSize, graceMs: config.mappingGraceMs },
+    {
+      windowSize: config.windowSize,
+      graceMs: config.mappingGraceMs,
+      retentionMs: config.retentionMs,
+      pruneBudget: PRUNE_BUDGET,
+    },
   );
   return { config, source, history, reports, reconciler, offsets: createOffsetWriter(kafka) };
 }

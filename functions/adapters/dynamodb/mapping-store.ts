@@ -1,7 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { MappingStore } from '../../core/reconcile-ports.js';
-import { dynamoDbUnavailable } from './client.js';
+import { conditional } from './conditional.js';
 import { readAll } from './read-all.js';
 
 /**
@@ -13,15 +12,6 @@ export function createMappingStore(
   client: DynamoDBDocumentClient,
   tableName: string,
 ): MappingStore {
-  const conditional = async (work: () => Promise<unknown>, doing: string): Promise<boolean> => {
-    try {
-      await work();
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw dynamoDbUnavailable(doing, error);
-    }
-  };
   return {
     async list() {
       const items = await readAll(

@@ -1,13 +1,13 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { OffsetObservation } from '../../core/offset-status.js';
 import type { HistoryEntry, OffsetHistory } from '../../core/reconcile-ports.js';
-import { dynamoDbUnavailable } from './client.js';
+import { conditional } from './conditional.js';
 import { readAll } from './read-all.js';
 
 /**
  * Offset history: one item per (group, topic#partition) holding its window of observations,
- * versioned so two overlapping runs cannot interleave their windows.
+ * versioned so two overlapping runs cannot interleave their windows, nor one delete a window
+ * the other just saved.
  */
 export function createOffsetHistory(
   client: DynamoDBDocumentClient,
@@ -29,27 +29,29 @@ export function createOffsetHistory(
         }),
       );
     },
-    async save(entry, window) {
-      try {
-        await client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              group: entry.group,
-              partition: entry.key,
-              window: JSON.stringify(window),
-              version: entry.version + 1,
-            },
-            ConditionExpression: 'attribute_not_exists(#group) OR version = :read',
-            ExpressionAttributeNames: { '#group': 'group' },
-            ExpressionAttributeValues: { ':read': entry.version },
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw dynamoDbUnavailable(`saving offset history of ${entry.group}`, error);
-      }
+    save(entry, window) {
+      const put = new PutCommand({
+        TableName: tableName,
+        Item: {
+          group: entry.group,
+          partition: entry.key,
+          window: JSON.stringify(window),
+          version: entry.version + 1,
+        },
+        ConditionExpression: 'attribute_not_exists(#group) OR version = :read',
+        ExpressionAttributeNames: { '#group': 'group' },
+        ExpressionAttributeValues: { ':read': entry.version },
+      });
+      return conditional(() => client.send(put), `saving offset history of ${entry.group}`);
+    },
+    remove(entry) {
+      const remove = new DeleteCommand({
+        TableName: tableName,
+        Key: { group: entry.group, partition: entry.key },
+        ConditionExpression: 'version = :read',
+        ExpressionAttributeValues: { ':read': entry.version },
+      });
+      return conditional(() => client.send(remove), `removing offset history of ${entry.group}`);
     },
   };
 }

@@ -1,0 +1,41 @@
+import { groupStatus } from './offset-status.js';
+import type { GroupReport, PartitionReport } from './reconcile.js';
+import type { GroupSnapshot } from './reconcile-ports.js';
+
+// A group's report from its judged partitions, and the smaller copy kept in its dated history.
+
+const ANOMALIES = new Set(['REWIND', 'LOST', 'OUT_OF_RANGE', 'STOP', 'STALL', 'WARN']);
+
+/** Rolls a group's partitions up as Burrow does, with lags and anomaly counts. */
+export function summarize(group: GroupSnapshot, judged: readonly PartitionReport[]): GroupReport {
+  const partitions = [...judged].sort(
+    (a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition,
+  );
+  const rollUp = groupStatus(partitions);
+  const anomalies: Record<string, number> = {};
+  for (const p of partitions) {
+    if (ANOMALIES.has(p.status)) anomalies[p.status] = (anomalies[p.status] ?? 0) + 1;
+  }
+  const lags = partitions.map((p) => p.currentLag ?? 0);
+  return {
+    group: group.groupId,
+    state: group.state,
+    status: rollUp.status,
+    complete: rollUp.complete,
+    partitionCount: partitions.length,
+    maxLag: Math.max(0, ...lags),
+    totalLag: lags.reduce((a, b) => a + b, 0),
+    maxTimeLagSeconds: Math.max(0, ...partitions.map((p) => p.timeLagSeconds ?? 0)),
+    anomalies,
+    partitions,
+  };
+}
+
+/**
+ * A report as kept in a group's dated history: its summary and only the partitions with a
+ * finding. Readers of the history (the audit's REWIND/LOST events) need nothing else, and a
+ * dated copy of every OK partition of every group on every run is most of what a run writes.
+ */
+export function dated(report: GroupReport): GroupReport {
+  return { ...report, partitions: report.partitions.filter((p) => p.status !== 'OK') };
+}

@@ -1,0 +1,191 @@
+import type { OffsetObservation } from '../../functions/core/offset-status.js';
+import type {
+  HistoryEntry,
+  MappingStore,
+  OffsetHistory,
+  ReportStore,
+  StoredMapping,
+} from '../../functions/core/reconcile-ports.js';
+
+// In-memory stores behind reconcile's ports, with DynamoDB's conditions and ordered sort keys,
+// that measure what they hold: items, and bytes as the JSON of each item as the DynamoDB
+// adapter writes it (an item must stay under DynamoDB's 400 KB).
+
+type Item = Record<string, unknown>;
+
+/** A table of items by (partition key, sort key), sort keys kept in order per partition key. */
+export class MemoryTable {
+  private readonly partitions = new Map<string, { keys: string[]; items: Map<string, Item> }>();
+  private readonly sizes = new Map<string, number>();
+  bytes = 0;
+  count = 0;
+  maxItemBytes = 0;
+
+  get(pk: string, sk: string): Item | undefined {
+    return this.partitions.get(pk)?.items.get(sk);
+  }
+
+  put(pk: string, sk: string, item: Item): void {
+    let partition = this.partitions.get(pk);
+    if (!partition) {
+      partition = { keys: [], items: new Map() };
+      this.partitions.set(pk, partition);
+    }
+    if (!partition.items.has(sk)) {
+      partition.keys.splice(lowerBound(partition.keys, sk), 0, sk);
+      this.count++;
+    }
+    partition.items.set(sk, item);
+    const size = Buffer.byteLength(JSON.stringify(item));
+    const id = `${pk}\u0000${sk}`;
+    this.bytes += size - (this.sizes.get(id) ?? 0);
+    this.sizes.set(id, size);
+    this.maxItemBytes = Math.max(this.maxItemBytes, size);
+  }
+
+  delete(pk: string, sk: string): boolean {
+    const partition = this.partitions.get(pk);
+    if (!partition?.items.delete(sk)) return false;
+    partition.keys.splice(lowerBound(partition.keys, sk), 1);
+    if (partition.keys.length === 0) this.partitions.delete(pk);
+    const id = `${pk}\u0000${sk}`;
+    this.bytes -= this.sizes.get(id) ?? 0;
+    this.sizes.delete(id);
+    this.count--;
+    return true;
+  }
+
+  /** Sort keys of `pk` from `from` to `to` (inclusive), ascending, at most `limit`. */
+  range(pk: string, from: string, to: string, limit = Number.POSITIVE_INFINITY): string[] {
+    const keys = this.partitions.get(pk)?.keys ?? [];
+    const out: string[] = [];
+    for (let i = lowerBound(keys, from); i < keys.length && out.length < limit; i++) {
+      const key = keys[i] as string;
+      if (key > to) break;
+      out.push(key);
+    }
+    return out;
+  }
+
+  *all(): Generator<Item> {
+    for (const { items } of this.partitions.values()) yield* items.values();
+  }
+}
+
+function lowerBound(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((keys[mid] as string) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function memoryHistory(table = new MemoryTable()): OffsetHistory & { table: MemoryTable } {
+  return {
+    table,
+    async loadAll() {
+      return [...table.all()].map(
+        (item): HistoryEntry => ({
+          group: String(item.group),
+          key: String(item.partition),
+          window: JSON.parse(String(item.window)) as OffsetObservation[],
+          version: Number(item.version),
+        }),
+      );
+    },
+    async save(entry, window) {
+      const stored = table.get(entry.group, entry.key);
+      if (stored && stored.version !== entry.version) return false;
+      table.put(entry.group, entry.key, {
+        group: entry.group,
+        partition: entry.key,
+        window: JSON.stringify(window),
+        version: entry.version + 1,
+      });
+      return true;
+    },
+    async remove(entry) {
+      if (table.get(entry.group, entry.key)?.version !== entry.version) return false;
+      return table.delete(entry.group, entry.key);
+    },
+  };
+}
+
+export function memoryMappings(table = new MemoryTable()): MappingStore & { table: MemoryTable } {
+  return {
+    table,
+    async list() {
+      return [...table.all()].map(
+        ({ pk, sk, lastSeenAt, ...attributes }): StoredMapping => ({
+          pk: String(pk),
+          sk: String(sk),
+          lastSeenAt: Number(lastSeenAt),
+          attributes: attributes as Record<string, string | number>,
+        }),
+      );
+    },
+    async upsert(m) {
+      const stored = table.get(m.pk, m.sk);
+      if (stored && Number(stored.lastSeenAt) > m.lastSeenAt) return false;
+      table.put(m.pk, m.sk, { ...m.attributes, pk: m.pk, sk: m.sk, lastSeenAt: m.lastSeenAt });
+      return true;
+    },
+    async deleteIfUnchanged(m) {
+      if (table.get(m.pk, m.sk)?.lastSeenAt !== m.lastSeenAt) return false;
+      return table.delete(m.pk, m.sk);
+    },
+  };
+}
+
+const INDEX = '~reconcile-groups';
+const iso = (at: number) => new Date(at).toISOString();
+
+export function memoryReports(table = new MemoryTable()): ReportStore & { table: MemoryTable } {
+  const put = (group: string, sk: string, rest: Item) =>
+    table.put(group, sk, { group, sk, ...rest });
+  const body = (item: Item | undefined) =>
+    item ? (JSON.parse(String(item.body)) as object) : undefined;
+  return {
+    table,
+    async saveGroupReport(group, at, report, dated) {
+      put(group, `report#${iso(at)}`, { body: JSON.stringify(dated) });
+      put(group, 'latest', { at, body: JSON.stringify(report) });
+    },
+    async latestGroupReport(group) {
+      return body(table.get(group, 'latest'));
+    },
+    async groupReportsSince(group, since) {
+      return table
+        .range(group, `report#${iso(since)}`, 'report#~')
+        .map((sk) => body(table.get(group, sk)) as object);
+    },
+    async saveRestore(group, at, record) {
+      put(group, `restore#${iso(at)}`, { body: JSON.stringify(record) });
+    },
+    async pruneGroupReports(group, before, limit) {
+      const old = table.range(group, 'report#', `report#${iso(before - 1)}`, Math.max(0, limit));
+      for (const sk of old) table.delete(group, sk);
+      return old.length;
+    },
+    async reportedGroups() {
+      return new Map(
+        table.range(INDEX, '', '\uffff').map((sk) => {
+          return [sk.slice(6), Number(table.get(INDEX, sk)?.markedAt)] as const;
+        }),
+      );
+    },
+    async markReported(group, at) {
+      put(INDEX, `group#${group}`, { markedAt: at });
+    },
+    async forgetGroup(group, markedAt, before) {
+      const latest = table.get(group, 'latest');
+      if (latest === undefined || Number(latest.at) < before) table.delete(group, 'latest');
+      if (table.get(INDEX, `group#${group}`)?.markedAt === markedAt) {
+        table.delete(INDEX, `group#${group}`);
+      }
+    },
+  };
+}

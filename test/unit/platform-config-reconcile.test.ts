@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { loadReconcileConfig } from '../../functions/platform/config.js';
+
+const ENV = {
+  KAFKA_BROKERS: 'localhost:9092',
+  TALLY_MAPPINGS_TABLE: 'tally-mappings',
+  TALLY_OFFSET_HISTORY_TABLE: 'tally-offset-history',
+  TALLY_RECONCILE_REPORTS_TABLE: 'tally-reconcile-reports',
+};
+
+describe('loadReconcileConfig: retention', () => {
+  it('keeps 14 days of reports and 100 restores per group unless told otherwise', () => {
+    expect(loadReconcileConfig(ENV)).toMatchObject({
+      retentionMs: 14 * 86_400_000,
+      restoresKept: 100,
+    });
+    expect(
+      loadReconcileConfig({
+        ...ENV,
+        TALLY_RECONCILE_RETENTION_DAYS: '30',
+        TALLY_RESTORE_RECORDS_KEPT: '10',
+      }),
+    ).toMatchObject({ retentionMs: 30 * 86_400_000, restoresKept: 10 });
+  });
+
+  it.each([
+    ['TALLY_RECONCILE_RETENTION_DAYS', '0'],
+    ['TALLY_RECONCILE_RETENTION_DAYS', '366'],
+    ['TALLY_RESTORE_RECORDS_KEPT', '0'],
+  ])('refuses %s=%s, naming it', (name, value) => {
+    expect(() => loadReconcileConfig({ ...ENV, [name]: value })).toThrow(ConfigurationError);
+    expect(() => loadReconcileConfig({ ...ENV, [name]: value })).toThrow(name);
+  });
+});
