@@ -25,6 +25,9 @@ import type {
 } from './publish-ports.js';
 import type { RecordInput } from './record-input.js';
 
+/** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
+const AFTER_SEND_MS = 250;
+
 export interface PublishRequest {
   readonly topic: string;
   readonly stream: string;
@@ -151,7 +154,9 @@ export function createPublisher(ports: PublisherPorts) {
         headers: stamp(p.input, request, p.seq),
         timestamp: p.timestamp,
       })),
-      request.deadline,
+      // Time is kept back for the writes after the send (outcomes, the idempotency record): the
+      // deadline bounds them too, and a send that took all of it would leave them none.
+      request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
     );
     const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
     const final = planned.map((p) => p.kept ?? outcomes.get(p.seq) ?? inFlight);

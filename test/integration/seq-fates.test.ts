@@ -177,4 +177,16 @@ describe('seq fates and deadlines with a faulty DynamoDB', () => {
       body: { records: [{ outcome: 'UNKNOWN' }] },
     });
   });
+
+  it('makes 3 DynamoDB round trips per keyless publish and 8 per keyed one (one per allocation)', async () => {
+    const callsOf = async (headers: Record<string, string>) => {
+      const before = proxy.calls.length;
+      expect((await produce(headers)).statusCode).toBe(200);
+      return proxy.calls.slice(before).map((c) => c.operation);
+    };
+    expect(await callsOf({})).toEqual(['UpdateItem', 'PutItem', 'PutItem']);
+    const keyed = await callsOf({ 'Idempotency-Key': uniqueName('key') });
+    expect(keyed).toHaveLength(8);
+    expect(keyed.filter((operation) => operation === 'UpdateItem')).toHaveLength(2);
+  });
 });

@@ -154,6 +154,7 @@ class FakeSender implements RecordSender {
   async send(
     topic: string,
     records: readonly OutgoingRecord[],
+    _deadline?: Deadline,
   ): Promise<{ session: string; outcomes: RecordOutcome[] }> {
     this.events.push('sender.send');
     const ledgerAtSend: Array<RecordOutcome | undefined> = [];
@@ -654,17 +655,23 @@ describe('publish: ledger', () => {
     expect(sender.calls).toEqual([]);
   });
 
-  it('gives every DynamoDB call the request deadline', async () => {
-    const { publisher, allocator } = setup();
-    const deadlines: unknown[] = [];
+  it('allocates under the request deadline and sends under one that keeps 250 ms back for the writes after', async () => {
+    const { publisher, allocator, sender } = setup();
+    const seen: Record<string, Deadline> = {};
     const allocate = allocator.allocate.bind(allocator);
     allocator.allocate = async (stream, count, deadline) => {
-      deadlines.push(deadline);
+      seen.allocate = deadline as Deadline;
       return allocate(stream, count, deadline);
+    };
+    const send = sender.send.bind(sender);
+    sender.send = async (topic, records, deadline?: Deadline) => {
+      if (deadline) seen.send = deadline;
+      return send(topic, records, deadline);
     };
     const req = request([rec()]);
     await publisher.publish(req);
-    expect(deadlines).toEqual([req.deadline]);
+    expect(seen.allocate).toBe(req.deadline);
+    expect(seen.send?.at).toBeLessThanOrEqual(req.deadline.at - 250);
   });
 });
 
