@@ -32,6 +32,8 @@ export interface DynamoDbProxy {
   inject(fault: DynamoDbFault, match: (call: DynamoDbCall) => boolean, times?: number): void;
   /** Every call stalls until `stallAll(false)` (calls already held stay unanswered). */
   stallAll(on: boolean): void;
+  /** Every call is applied and answered `ms` late (0: on time): a slow table. */
+  slowAll(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
   const held = new Set<ServerResponse>();
   const calls: DynamoDbCall[] = [];
   let stalled = false;
+  let lateMs = 0;
 
   const server = createServer(async (request, response) => {
     const body = await bodyOf(request);
@@ -82,6 +85,7 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
       held.add(response);
       return;
     }
+    if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs));
     response.writeHead(answer.statusCode ?? 500, answer.headers);
     response.end(answerBody);
   });
@@ -97,6 +101,9 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
     },
     stallAll(on) {
       stalled = on;
+    },
+    slowAll(ms) {
+      lateMs = ms;
     },
     async close() {
       for (const response of held) response.socket?.destroy();

@@ -161,6 +161,20 @@ describe('seq fates and deadlines with a faulty DynamoDB', () => {
     expect(reportLines(await produce())[0]).toMatchObject({ error_code: 200 });
   });
 
+  it('answers by the deadline when every DynamoDB call is slow: a keyed publish makes 8 in a row', async () => {
+    proxy.slowAll(400);
+    try {
+      const { result, ms } = await timed(() =>
+        produce({ 'Tally-Timeout-Ms': '1500', 'Idempotency-Key': uniqueName('key') }),
+      );
+      // The calls before the send use up the budget: 503, nothing was sent.
+      expect(result.statusCode, result.body).toBe(503);
+      expect(ms).toBeLessThan(1500 + 300);
+    } finally {
+      proxy.slowAll(0);
+    }
+  });
+
   it('answers by the deadline when DynamoDB stalls after the send: the ledger says UNKNOWN', async () => {
     let ledgerPuts = 0;
     // The second ledger write of the next request (its outcomes) stalls, and the SDK's retry.

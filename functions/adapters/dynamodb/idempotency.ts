@@ -75,9 +75,13 @@ export function createIdempotencyGuard(
     });
     if (context?.getRemainingTimeInMillis) config.registerLambdaContext(context);
     let produced: IdempotentWork<T> | undefined;
+    let failed: { error: unknown } | undefined;
     const run = makeIdempotent(
       async (_input: { key: string; fingerprint: string }) => {
-        produced = await work();
+        produced = await work().catch((error: unknown) => {
+          failed = { error };
+          throw error;
+        });
         if (!produced.settled) throw new Unsettled(produced.response);
         return produced.response;
       },
@@ -89,6 +93,8 @@ export function createIdempotencyGuard(
       // The records' fate is known even when Powertools could not store or clear its record.
       if (error instanceof Unsettled) return error.response as T;
       if (produced !== undefined) return produced.response;
+      // The work's own failure, even when Powertools then could not clear its record in time.
+      if (failed !== undefined) throw failed.error;
       throw idempotencyError(error);
     }
   };
