@@ -3,6 +3,7 @@ import { createAuditStore } from '../adapters/dynamodb/audit-store.js';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
 import { createReceiptsStore } from '../adapters/dynamodb/receipts-store.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
+import { createStreamCounter } from '../adapters/dynamodb/sequence-allocator.js';
 import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
 import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createLogScanner } from '../adapters/kafka/log-scanner.js';
@@ -58,6 +59,7 @@ async function build(config: AuditConfig) {
     log: createLogScanner(kafka),
     receipts: createReceiptsStore(documents, config.receiptsTable),
     checkpoints: { load: store.load, save: store.saveCheckpoint },
+    seqFates: { counter: createStreamCounter(documents, config.streamsTable), ledger },
     reconcile: reconcileEvents(createReportStore(documents, config.reconcileReportsTable)),
   });
   /** Runs an audit, stores its report under a new id and publishes its metrics. */

@@ -1,3 +1,4 @@
+import { type SeqFateFigures, type SeqFatePorts, SeqFates } from './audit-holes.js';
 import {
   bucketOf,
   type CheckpointJson,
@@ -75,6 +76,8 @@ export interface AuditPorts {
     /** Saves only if the stored version is still `version` (0: none yet); else ConflictError. */
     save(topic: string, state: CheckpointJson, version: number): Promise<void>;
   };
+  /** The streams' counters, to find seqs with no fate and void the old ones (audit-holes.ts). */
+  readonly seqFates?: SeqFatePorts;
   /** Reconcile's REWIND/LOST events of a group on a topic, to explain consumer-side duplicates. */
   readonly reconcile?: { events(group: string, topic: string): Promise<ReconcileEvent[]> };
 }
@@ -94,7 +97,7 @@ export type LinkedFindings = Omit<AuditFindings, 'consumerDuplicates'> & {
     ConsumerDuplicate & { readonly reconcileEvents: readonly ReconcileEvent[] }
   >;
   readonly buckets: readonly BucketRow[];
-};
+} & Partial<SeqFateFigures>;
 
 export interface AuditRequest {
   readonly topic: string;
@@ -192,6 +195,7 @@ export function createAuditor(ports: AuditPorts) {
       const state = new TopicLog(topic, saved?.state);
       const audits = new Map<string, StreamAudit>();
       const unknownBlocks = new Map<string, LedgerBlock[]>();
+      const fates = new SeqFates(startedAt - request.horizonMs);
       const auditOf = (stream: string) => {
         let audit = audits.get(stream);
         if (audit === undefined) {
@@ -207,6 +211,7 @@ export function createAuditor(ports: AuditPorts) {
         const audit = auditOf(stream);
         const keep: LedgerBlock[] = [];
         await ports.ledger.forEachBlock(stream, (block) => {
+          fates.addBlock(block);
           if (block.topic !== topic) return;
           audit.addLedgerBlock(block);
           if (block.outcomes.some((o) => o.status === 'UNKNOWN')) keep.push(block);
@@ -273,6 +278,8 @@ export function createAuditor(ports: AuditPorts) {
         placeMissing(ports, request, state, audits, recent, unknownBlocks),
       );
 
+      const fateFigures =
+        ports.seqFates && (await fates.settle(ports.seqFates, topic, audits.keys()));
       const streams: LinkedFindings[] = [];
       let landed = 0;
       let notWritten = 0;
@@ -291,7 +298,8 @@ export function createAuditor(ports: AuditPorts) {
             if (after.status === 'NOT_SENT') notWritten++;
           });
         }
-        streams.push(await link(ports, topic, stream, findings, audit.buckets(scan.complete)));
+        const linked = await link(ports, topic, stream, findings, audit.buckets(scan.complete));
+        streams.push({ ...linked, ...fateFigures?.get(stream) });
       }
       timings.add('compare', performance.now() - compared);
       // Single copies were kept only to settle UNKNOWN outcomes, which is done now.

@@ -32,6 +32,11 @@ export class Deadline {
   expired(now = Date.now()): boolean {
     return now >= this.at;
   }
+
+  /** This deadline less `ms` (never before now): time kept back for what must follow. */
+  less(ms: number, now = Date.now()): Deadline {
+    return new Deadline(Math.max(now, this.at - ms));
+  }
 }
 
 export class DeadlineExceeded extends Error {

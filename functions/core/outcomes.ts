@@ -9,7 +9,14 @@ export type RecordOutcome =
   /** Never left the client: not written, safe to retry. */
   | { readonly status: 'NOT_SENT'; readonly message: string }
   /** Sent, no answer in time: may be written. The audit resolves it. */
-  | { readonly status: 'UNKNOWN'; readonly message: string };
+  | { readonly status: 'UNKNOWN'; readonly message: string }
+  /**
+   * Allocated, never sent, and never will be: the allocation was applied twice, or the request
+   * died before its first ledger write. Only the publisher (for its own seqs, when that write
+   * failed) and the audit (for a hole past its horizon) record it; the ledger's conditional
+   * writes keep a VOID seq out of the log.
+   */
+  | { readonly status: 'VOID'; readonly message: string };
 
 export type OutcomeStatus = RecordOutcome['status'];
 
@@ -33,6 +40,7 @@ export function outcomeStatusCode(outcome: RecordOutcome): number {
     case 'FAILED':
       return PERMANENT[outcome.kafkaError] ?? 502;
     case 'NOT_SENT':
+    case 'VOID':
       return 503;
     case 'UNKNOWN':
       return 504;
@@ -42,7 +50,8 @@ export function outcomeStatusCode(outcome: RecordOutcome): number {
 /** Whether retrying the same request (same Idempotency-Key) can change the outcome. */
 export function isRetriable(outcome: RecordOutcome): boolean {
   if (outcome.status === 'FAILED') return PERMANENT[outcome.kafkaError] === undefined;
-  return outcome.status !== 'ACKED';
+  // A VOID seq stays void: only a new request (new seqs) can send its record.
+  return outcome.status !== 'ACKED' && outcome.status !== 'VOID';
 }
 
 /** Final outcomes are stored as the idempotent response; others let a retry send again. */
@@ -55,7 +64,8 @@ export type EncodedOutcome =
   | readonly ['A', number, string]
   | readonly ['F', string, string]
   | readonly ['N', string]
-  | readonly ['U', string];
+  | readonly ['U', string]
+  | readonly ['V', string];
 
 export function encodeOutcome(outcome: RecordOutcome): EncodedOutcome {
   switch (outcome.status) {
@@ -67,6 +77,8 @@ export function encodeOutcome(outcome: RecordOutcome): EncodedOutcome {
       return ['N', outcome.message];
     case 'UNKNOWN':
       return ['U', outcome.message];
+    case 'VOID':
+      return ['V', outcome.message];
   }
 }
 
@@ -80,5 +92,7 @@ export function decodeOutcome(encoded: EncodedOutcome): RecordOutcome {
       return { status: 'NOT_SENT', message: encoded[1] };
     case 'U':
       return { status: 'UNKNOWN', message: encoded[1] };
+    case 'V':
+      return { status: 'VOID', message: encoded[1] };
   }
 }

@@ -39,8 +39,20 @@ export interface RecordSender {
 }
 
 export interface SequenceAllocator {
-  /** Reserves `count` consecutive numbers of `stream` atomically; returns the first. */
-  allocate(stream: string, count: number): Promise<number>;
+  /**
+   * Reserves `count` consecutive numbers of `stream` atomically; returns the first. Retries
+   * within the deadline without spending a second block when an earlier attempt was applied.
+   */
+  allocate(stream: string, count: number, deadline: Deadline): Promise<number>;
+}
+
+/** How far a stream's seqs were allocated: every seq 1..lastSeq must have one fate. */
+export interface StreamCounter {
+  /** undefined when the stream has never allocated. `updatedAt`: its last allocation (epoch ms). */
+  read(
+    stream: string,
+    deadline?: Deadline,
+  ): Promise<{ readonly lastSeq: number; readonly updatedAt: number } | undefined>;
 }
 
 /** A contiguous run of a stream's sequence numbers and what happened to each. */
@@ -56,9 +68,20 @@ export interface LedgerBlock {
 }
 
 export interface Ledger {
-  write(block: LedgerBlock): Promise<void>;
+  /** Writes the block whatever is there (outcomes of a block this request opened; settling). */
+  write(block: LedgerBlock, deadline?: Deadline): Promise<void>;
+  /**
+   * A request's first write of its block, before sending: refused ('voided') when the audit has
+   * marked the block's first seq VOID, so a voided seq is never sent.
+   */
+  open(block: LedgerBlock, deadline: Deadline): Promise<'opened' | 'voided'>;
+  /**
+   * Records a block of VOID outcomes unless a block already starts at its first seq (a
+   * publisher's, or an earlier VOID): false then, and nothing is written.
+   */
+  void(block: LedgerBlock, deadline?: Deadline): Promise<boolean>;
   /** The block holding `seq`, if any. */
-  find(stream: string, seq: number): Promise<LedgerBlock | undefined>;
+  find(stream: string, seq: number, deadline?: Deadline): Promise<LedgerBlock | undefined>;
   /** Every block of a stream in seq order, handed over a page at a time (the audit reads all). */
   forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void>;
 }
@@ -76,7 +99,7 @@ export interface Reservation {
 }
 
 export interface Reservations {
-  get(idempotencyKey: string): Promise<Reservation | undefined>;
+  get(idempotencyKey: string, deadline?: Deadline): Promise<Reservation | undefined>;
   /** Stores it unless the key already has one; returns the one that is stored. */
-  putIfAbsent(reservation: Reservation): Promise<Reservation>;
+  putIfAbsent(reservation: Reservation, deadline: Deadline): Promise<Reservation>;
 }

@@ -1,5 +1,10 @@
 import type { Deadline } from './deadline.js';
-import { NotFoundError, type TallyError, UnprocessableInputError } from './errors.js';
+import {
+  DependencyUnavailableError,
+  NotFoundError,
+  type TallyError,
+  UnprocessableInputError,
+} from './errors.js';
 import { isRetriable, type RecordOutcome } from './outcomes.js';
 import {
   checkRecord,
@@ -11,6 +16,7 @@ import {
 } from './publish-plan.js';
 import type {
   Ledger,
+  LedgerBlock,
   RecordSender,
   Reservation,
   Reservations,
@@ -18,6 +24,9 @@ import type {
   TopicCatalog,
 } from './publish-ports.js';
 import type { RecordInput } from './record-input.js';
+
+/** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
+const AFTER_SEND_MS = 250;
 
 export interface PublishRequest {
   readonly topic: string;
@@ -70,14 +79,14 @@ export function createPublisher(ports: PublisherPorts) {
       topic: request.topic,
       count,
       timestamp: request.now,
-      firstSeq: await ports.allocator.allocate(request.stream, count),
+      firstSeq: await ports.allocator.allocate(request.stream, count, request.deadline),
     });
     // Without a key nothing is compared later: skip hashing every record.
     if (key === undefined) return fresh('');
     const print = request.fingerprint ?? fingerprint(request);
     const stored =
-      (await ports.reservations.get(key)) ??
-      (await ports.reservations.putIfAbsent(await fresh(print)));
+      (await ports.reservations.get(key, request.deadline)) ??
+      (await ports.reservations.putIfAbsent(await fresh(print), request.deadline));
     if (stored.fingerprint !== print || stored.count !== count) {
       throw new UnprocessableInputError(
         'Idempotency-Key: this key was already used for a different request (topic, stream or records differ)',
@@ -85,6 +94,27 @@ export function createPublisher(ports: PublisherPorts) {
       );
     }
     return stored;
+  }
+
+  /**
+   * The block's first write, conditional so that seqs the audit has voided are never sent. When
+   * it fails the request has seqs and sent nothing: without a key nothing will ever use them, so
+   * they are recorded VOID if the deadline allows (else they stay a hole the audit voids later);
+   * with a key the reservation keeps them for a retry.
+   */
+  async function open(request: PublishRequest, block: LedgerBlock): Promise<void> {
+    let opened: 'opened' | 'voided';
+    try {
+      opened = await ports.ledger.open(block, request.deadline);
+    } catch (error) {
+      if (request.idempotencyKey === undefined) {
+        const message = 'allocated; the first ledger write failed, nothing was sent';
+        const outcomes = block.outcomes.map((): RecordOutcome => ({ status: 'VOID', message }));
+        await ports.ledger.void({ ...block, outcomes }, request.deadline).catch(() => false);
+      }
+      throw error;
+    }
+    if (opened === 'voided') throw voidedError(request, block.firstSeq);
   }
 
   /** Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded. */
@@ -107,7 +137,8 @@ export function createPublisher(ports: PublisherPorts) {
       status: 'UNKNOWN',
       message: `sent by session ${session}, no answer recorded`,
     };
-    await ports.ledger.write(
+    await open(
+      request,
       block(
         planned.map((p) => p.kept ?? inFlight),
         session,
@@ -123,12 +154,14 @@ export function createPublisher(ports: PublisherPorts) {
         headers: stamp(p.input, request, p.seq),
         timestamp: p.timestamp,
       })),
-      request.deadline,
+      // Time is kept back for the writes after the send (outcomes, the idempotency record): the
+      // deadline bounds them too, and a send that took all of it would leave them none.
+      request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
     );
     const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
     const final = planned.map((p) => p.kept ?? outcomes.get(p.seq) ?? inFlight);
     try {
-      await ports.ledger.write(block(final, sent.session));
+      await ports.ledger.write(block(final, sent.session), request.deadline);
     } catch (error) {
       warnings.push(
         `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
@@ -164,7 +197,10 @@ export function createPublisher(ports: PublisherPorts) {
     const previous =
       request.idempotencyKey === undefined
         ? undefined
-        : await ports.ledger.find(request.stream, reservation.firstSeq);
+        : await ports.ledger.find(request.stream, reservation.firstSeq, request.deadline);
+    if (previous?.outcomes.some((o) => o.status === 'VOID')) {
+      throw voidedError(request, reservation.firstSeq);
+    }
     const planned: PlannedRecord[] = accepted.map((input, i) => {
       const before = previous?.outcomes[i];
       return {
@@ -199,4 +235,14 @@ export function createPublisher(ports: PublisherPorts) {
   }
 
   return { publish };
+}
+
+/** The audit voided this request's seqs (it sent nothing before its horizon): they stay unsent. */
+function voidedError(request: PublishRequest, firstSeq: number): TallyError {
+  const what = `seqs from ${firstSeq} of stream ${request.stream} were voided by the audit (allocated long ago, never sent); nothing was sent`;
+  return request.idempotencyKey === undefined
+    ? new DependencyUnavailableError(`${what}; retry`, { retryAfterSeconds: 1 })
+    : new UnprocessableInputError(`Idempotency-Key: ${what}; retry with a new key`, {
+        field: 'Idempotency-Key',
+      });
 }

@@ -6,7 +6,7 @@ import { log } from './log.js';
 
 /** The DynamoDB and Kafka clients of one container, for a composition root. */
 export async function createClients(config: CommonConfig, role: string) {
-  const { client, documents } = createDynamoDbClients({
+  const dynamodb = createDynamoDbClients({
     endpoint: config.dynamodbEndpoint,
     region: config.region,
     timeoutMs: config.dynamodbTimeoutMs,
@@ -17,5 +17,5 @@ export async function createClients(config: CommonConfig, role: string) {
     requestTimeoutMs: config.kafkaRequestTimeoutMs,
     log,
   });
-  return { client, documents, kafka };
+  return { ...dynamodb, kafka };
 }

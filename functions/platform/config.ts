@@ -256,6 +256,8 @@ export function receiptsGroup(env: Env = process.env): string {
 }
 
 export interface AuditConfig extends CommonConfig {
+  /** The streams' counters: seqs up to them with no ledger fate are holes the audit voids. */
+  readonly streamsTable: string;
   readonly ledgerTable: string;
   readonly receiptsTable: string;
   readonly auditsTable: string;
@@ -274,6 +276,7 @@ export interface AuditConfig extends CommonConfig {
 export function loadAuditConfig(env: Env = process.env): AuditConfig {
   return {
     ...commonConfig(env),
+    streamsTable: required(env, 'TALLY_STREAMS_TABLE'),
     ledgerTable: required(env, 'TALLY_LEDGER_TABLE'),
     receiptsTable: required(env, 'TALLY_RECEIPTS_TABLE'),
     auditsTable: required(env, 'TALLY_AUDITS_TABLE'),

@@ -1,5 +1,6 @@
 // GET /v3/clusters/{cluster_id}/records/lookup?stream=S&seq=N | ?idempotency_key=K — what the
-// ledger knows about a record: where it landed, or what happened to it (seed 003's question).
+// ledger knows about a record: where it landed, or what happened to it (seed 003's question):
+// ACKED, FAILED, NOT_SENT, UNKNOWN or VOID; or that the seq was never allocated.
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { LedgerBlock } from '../core/publish-ports.js';
 import { httpHandler, json, pathParameter } from '../platform/http.js';
@@ -24,6 +25,14 @@ function describe(block: LedgerBlock, from: number, to: number) {
     });
   }
   return records;
+}
+
+/** Why the ledger has no fate for `seq`: never allocated, or allocated and not recorded yet. */
+function unrecorded(stream: string, seq: number, counter: { lastSeq: number } | undefined) {
+  const last = counter?.lastSeq ?? 0;
+  return seq > last
+    ? `seq: ${seq} was never allocated (stream ${stream} has allocated 1..${last})`
+    : `seq: ${seq} of stream ${stream} was allocated and has no ledger record yet: its request is in flight, or never sent it (the audit records it VOID)`;
 }
 
 export const handler = httpHandler('read', async (event) => {
@@ -61,6 +70,8 @@ export const handler = httpHandler('read', async (event) => {
   }
   const block = await rt.ledger.find(stream, seq);
   if (!block)
-    throw new NotFoundError(`seq: stream ${stream} has no record ${seq}`, { field: 'seq' });
+    throw new NotFoundError(unrecorded(stream, seq, await rt.counter.read(stream)), {
+      field: 'seq',
+    });
   return json(200, { kind: 'TallyRecordLookup', records: describe(block, seq, seq) });
 });

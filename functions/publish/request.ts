@@ -158,7 +158,7 @@ export async function runPublish(
       return { response: respond(result), settled };
     };
     if (key === undefined || keyed.fingerprint === undefined) return (await work()).response;
-    return await rt.idempotent(key, keyed.fingerprint, context, work);
+    return await rt.idempotent(key, keyed.fingerprint, context, request.deadline, work);
   } finally {
     inFlight--;
   }

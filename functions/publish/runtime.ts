@@ -1,7 +1,10 @@
 import { createIdempotencyGuard } from '../adapters/dynamodb/idempotency.js';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
 import { createReservations } from '../adapters/dynamodb/reservations.js';
-import { createSequenceAllocator } from '../adapters/dynamodb/sequence-allocator.js';
+import {
+  createSequenceAllocator,
+  createStreamCounter,
+} from '../adapters/dynamodb/sequence-allocator.js';
 import { createRecordSender } from '../adapters/kafka/record-sender.js';
 import { createTopicCatalog } from '../adapters/kafka/topic-catalog.js';
 import { Deadline } from '../core/deadline.js';
@@ -16,7 +19,7 @@ import { log } from '../platform/log.js';
 // container, on first use, and reused by every warm invocation.
 
 async function build(config: PublishConfig) {
-  const { client, documents, kafka } = await createClients(config, 'publish');
+  const { client, documents, singleAttempt, kafka } = await createClients(config, 'publish');
   const allowTopic = topicAllowList(config.topicAllowList);
   const catalog = createTopicCatalog(kafka, {
     ttlMs: 60_000,
@@ -40,7 +43,8 @@ async function build(config: PublishConfig) {
     sender,
     ledger,
     reservations,
-    allocator: createSequenceAllocator(documents, config.tables.streams),
+    // SDK retries off: the allocator retries under the allocation's name (no seqs burnt twice).
+    allocator: createSequenceAllocator(singleAttempt, config.tables.streams),
     allowTopic,
   });
   const idempotent = createIdempotencyGuard(
@@ -59,7 +63,18 @@ async function build(config: PublishConfig) {
         log('warn', 'could not warm topic metadata', { error: String(error) }),
       );
   }
-  return { config, allowTopic, catalog, sender, ledger, reservations, publisher, idempotent };
+  const counter = createStreamCounter(documents, config.tables.streams);
+  return {
+    config,
+    allowTopic,
+    catalog,
+    sender,
+    ledger,
+    reservations,
+    counter,
+    publisher,
+    idempotent,
+  };
 }
 
 export type PublishRuntime = Awaited<ReturnType<typeof build>>;

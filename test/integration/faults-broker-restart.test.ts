@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { AuditReport, LinkedFindings } from '../../functions/core/audit.js';
 import { type KafkaBroker, startKafkaBroker } from '../../infra/local/kafka-broker.js';
 import { waitForKafka } from '../../infra/local/readiness.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { headerText, loadHandlers, readBack, totalRecords } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
+import { expectOneFateEach } from '../helpers/seq-fates.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Issue 8: the broker is killed (SIGKILL, like a crashed host) and restarted on the same log dir
@@ -213,6 +214,9 @@ describe('broker killed and restarted during a large batch publish', { timeout: 
     expect(report.complete).toBe(true);
     const findings = report.streams.find((s) => s.stream === topic) as LinkedFindings;
     expect(findings.lost).toEqual([]);
+    // No unexplained hole: every seq up to the stream's counter has exactly one fate.
+    await expectOneFateEach(inject('dynamodbEndpoint'), topic);
+    expect(findings.unrecorded).toEqual([]);
     return { settled: summary?.settled ?? { landed: -1, notWritten: -1 }, findings };
   };
 

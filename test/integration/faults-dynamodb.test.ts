@@ -5,11 +5,13 @@ import { tableEnvironment } from '../../infra/local/local-tables.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
 import { loadHandlers, reportLines } from '../helpers/publish-client.js';
+import { expectOneFateEach } from '../helpers/seq-fates.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // DynamoDB stopped (its process paused with SIGSTOP) while Kafka is fine: publish refuses with
 // 503 before sending anything (no record without a sequence number), reconcile and audit fail
-// loudly, and once DynamoDB is back the next runs work on state nothing corrupted.
+// loudly, and once DynamoDB is back the next runs work on state nothing corrupted, and every seq
+// has one fate: no hole the audit cannot explain.
 // A stack of its own: pausing the shared DynamoDB API would stall other test files.
 describe('DynamoDB stopped', { timeout: 180_000 }, () => {
   let stack: LocalStack;
@@ -93,8 +95,8 @@ describe('DynamoDB stopped', { timeout: 180_000 }, () => {
     // its checkpoint and finds every record once, nothing lost.
     const after = await produce();
     expect(after.statusCode).toBe(200);
-    // An allocation that timed out may still have been applied when DynamoDB woke up (the SDK
-    // sent it twice): those seqs are skipped, never reused — a gap, not a duplicate.
+    // The refused request's allocation may still have been applied when DynamoDB woke up (its
+    // attempts were queued): those seqs were never sent, and are never reused.
     const [published] = reportLines(after);
     expect(published).toMatchObject({ error_code: 200 });
     expect(published?.seq).toBeGreaterThanOrEqual(2);
@@ -109,12 +111,20 @@ describe('DynamoDB stopped', { timeout: 180_000 }, () => {
     expect(response.statusCode, response.body).toBe(200);
     const report = JSON.parse(response.body ?? '{}') as AuditReport;
     expect(report).toMatchObject({ complete: true, scanned: 1, scannedTotal: 2 });
+    // No unexplained hole: the audit (horizon 0) recorded VOID whatever was allocated and
+    // never sent, so every seq up to the counter has exactly one fate.
+    const fates = await expectOneFateEach(stack.dynamodbEndpoint, topic);
+    expect(fates.filter((f) => f === 'ACKED')).toHaveLength(2);
+    expect(fates.filter((f) => f !== 'ACKED').every((f) => f === 'VOID')).toBe(true);
     expect(report.streams.find((s) => s.stream === topic)).toMatchObject({
       produced: 2,
       inLog: 2,
       lost: [],
       producerDuplicates: [],
       unknownAbsent: [],
+      allocated: fates.length,
+      void: fates.length - 2,
+      unrecorded: [],
     });
   });
 });

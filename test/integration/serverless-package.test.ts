@@ -153,7 +153,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
       'IdempotencyTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem',
       'LedgerTable: dynamodb:PutItem dynamodb:Query',
       'ReservationsTable: dynamodb:GetItem dynamodb:PutItem',
-      'StreamsTable: dynamodb:UpdateItem',
+      'StreamsTable: dynamodb:GetItem dynamodb:UpdateItem',
     ]);
     expect(grants('AuditReadLambdaFunction')).toEqual(['AuditsTable: dynamodb:GetItem']);
     expect(grants('ClustersLambdaFunction')).toEqual([]);

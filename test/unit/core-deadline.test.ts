@@ -121,3 +121,11 @@ describe('beforeDeadline', () => {
     await expect(beforeDeadline(Promise.reject(failure), deadline, 'send')).rejects.toBe(failure);
   });
 });
+
+describe('Deadline.less', () => {
+  it('is the deadline less the time kept back, never before now', () => {
+    const deadline = new Deadline(10_000);
+    expect(deadline.less(250, 5_000).at).toBe(9_750);
+    expect(deadline.less(8_000, 5_000).at).toBe(5_000);
+  });
+});

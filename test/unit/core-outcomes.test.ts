@@ -26,6 +26,7 @@ const listTooLarge: RecordOutcome = {
 };
 const notSent: RecordOutcome = { status: 'NOT_SENT', message: 'no connection' };
 const unknown: RecordOutcome = { status: 'UNKNOWN', message: 'timed out' };
+const voided: RecordOutcome = { status: 'VOID', message: 'allocated, never sent' };
 
 describe('outcomeStatusCode', () => {
   it('maps each outcome to its HTTP status', () => {
@@ -35,6 +36,7 @@ describe('outcomeStatusCode', () => {
     expect(outcomeStatusCode(listTooLarge)).toBe(413);
     expect(outcomeStatusCode(notSent)).toBe(503);
     expect(outcomeStatusCode(unknown)).toBe(504);
+    expect(outcomeStatusCode(voided)).toBe(503);
   });
 });
 
@@ -50,6 +52,10 @@ describe('isRetriable', () => {
     expect(isRetriable(notSent)).toBe(true);
     expect(isRetriable(unknown)).toBe(true);
   });
+
+  it('is false for VOID: its seqs are never sent, only a new request can send the record', () => {
+    expect(isRetriable(voided)).toBe(false);
+  });
 });
 
 describe('isSettled', () => {
@@ -59,6 +65,7 @@ describe('isSettled', () => {
     expect(isSettled(tooLarge)).toBe(true);
     expect(isSettled(notSent)).toBe(false);
     expect(isSettled(unknown)).toBe(false);
+    expect(isSettled(voided)).toBe(false);
   });
 });
 
@@ -68,9 +75,10 @@ describe('encodeOutcome / decodeOutcome', () => {
     expect(encodeOutcome(failed)).toEqual(['F', 'NOT_LEADER_OR_FOLLOWER', 'leader moved']);
     expect(encodeOutcome(notSent)).toEqual(['N', 'no connection']);
     expect(encodeOutcome(unknown)).toEqual(['U', 'timed out']);
+    expect(encodeOutcome(voided)).toEqual(['V', 'allocated, never sent']);
   });
 
-  it.each([acked, failed, tooLarge, listTooLarge, notSent, unknown])(
+  it.each([acked, failed, tooLarge, listTooLarge, notSent, unknown, voided])(
     'round-trips $status',
     (outcome) => {
       expect(decodeOutcome(encodeOutcome(outcome))).toEqual(outcome);

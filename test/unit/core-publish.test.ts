@@ -47,7 +47,7 @@ class FakeCatalog implements TopicCatalog {
 class FakeAllocator implements SequenceAllocator {
   readonly counters = new Map<string, number>();
   readonly calls: Array<{ stream: string; count: number }> = [];
-  async allocate(stream: string, count: number): Promise<number> {
+  async allocate(stream: string, count: number, _deadline?: Deadline): Promise<number> {
     this.calls.push({ stream, count });
     const last = this.counters.get(stream) ?? 0;
     this.counters.set(stream, last + count);
@@ -72,6 +72,20 @@ class FakeLedger implements Ledger {
       ...block,
       outcomes: [...block.outcomes],
     });
+  }
+
+  /** Like DynamoDB's conditional put: refused when a VOID block starts at the same seq. */
+  async open(block: LedgerBlock): Promise<'opened' | 'voided'> {
+    const there = this.blocks.get(`${block.stream}/${block.firstSeq}`);
+    if (there?.outcomes.every((o) => o.status === 'VOID')) return 'voided';
+    await this.write(block);
+    return 'opened';
+  }
+
+  async void(block: LedgerBlock): Promise<boolean> {
+    if (this.blocks.has(`${block.stream}/${block.firstSeq}`)) return false;
+    await this.write(block);
+    return true;
   }
 
   async find(stream: string, seq: number): Promise<LedgerBlock | undefined> {
@@ -140,6 +154,7 @@ class FakeSender implements RecordSender {
   async send(
     topic: string,
     records: readonly OutgoingRecord[],
+    _deadline?: Deadline,
   ): Promise<{ session: string; outcomes: RecordOutcome[] }> {
     this.events.push('sender.send');
     const ledgerAtSend: Array<RecordOutcome | undefined> = [];
@@ -253,6 +268,18 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 function headerText(value: OutgoingRecord['headers'][string] | undefined) {
   if (value === undefined) return undefined;
   return Array.isArray(value) ? value.map((v) => v.toString()) : value.toString();
+}
+
+/** The VOID block the audit writes for a hole at `seq` of orders-stream. */
+function auditVoid(seq: number): LedgerBlock {
+  return {
+    stream: 'orders-stream',
+    firstSeq: seq,
+    topic: 'orders',
+    session: '',
+    idempotencyKey: undefined,
+    outcomes: [{ status: 'VOID', message: 'a hole past the horizon' }],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -607,13 +634,63 @@ describe('publish: ledger', () => {
     expect((await ledger.outcome('orders-stream', 1))?.status).toBe('UNKNOWN');
   });
 
-  it('sends nothing when the first ledger write fails', async () => {
+  it('sends nothing when the first ledger write fails, and records its seqs VOID', async () => {
     const { publisher, ledger, sender } = setup();
     ledger.failWrite = 1;
-    const error = await rejection(publisher.publish(request([rec()])));
+    const error = await rejection(publisher.publish(request([rec(), rec()])));
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toContain('DynamoDB is down');
     expect(sender.calls).toEqual([]);
+    expect((await ledger.outcome('orders-stream', 1))?.status).toBe('VOID');
+    expect((await ledger.outcome('orders-stream', 2))?.status).toBe('VOID');
+  });
+
+  it('keeps the seqs of a key whose first ledger write failed for its retry, not VOID', async () => {
+    const { publisher, ledger, sender } = setup();
+    ledger.failWrite = 1;
+    await rejection(publisher.publish(request([rec()], { idempotencyKey: 'k1' })));
+    expect(await ledger.outcome('orders-stream', 1)).toBeUndefined();
+    const retry = await publisher.publish(request([rec()], { idempotencyKey: 'k1' }));
+    expect(publishedAt(retry, 0)).toMatchObject({ seq: 1, outcome: { status: 'ACKED' } });
+    expect(sender.sentSeqs()).toEqual([1]);
+  });
+
+  it('never sends seqs the audit has voided', async () => {
+    const { publisher, ledger, sender } = setup();
+    await ledger.void(auditVoid(1));
+    const error = await rejection(publisher.publish(request([rec()])));
+    expect(error).toMatchObject({ name: 'DependencyUnavailableError', status: 503 });
+    expect(sender.calls).toEqual([]);
+    expect((await ledger.outcome('orders-stream', 1))?.status).toBe('VOID');
+  });
+
+  it('refuses a key whose seqs were voided (422: a new key sends with new seqs)', async () => {
+    const { publisher, ledger, sender } = setup();
+    ledger.failWrite = 1;
+    await rejection(publisher.publish(request([rec()], { idempotencyKey: 'k2' })));
+    await ledger.void(auditVoid(1));
+    const error = await rejection(publisher.publish(request([rec()], { idempotencyKey: 'k2' })));
+    expect(error).toMatchObject({ name: 'UnprocessableInputError', field: 'Idempotency-Key' });
+    expect(sender.calls).toEqual([]);
+  });
+
+  it('allocates under the request deadline and sends under one that keeps 250 ms back for the writes after', async () => {
+    const { publisher, allocator, sender } = setup();
+    const seen: Record<string, Deadline> = {};
+    const allocate = allocator.allocate.bind(allocator);
+    allocator.allocate = async (stream, count, deadline) => {
+      seen.allocate = deadline as Deadline;
+      return allocate(stream, count, deadline);
+    };
+    const send = sender.send.bind(sender);
+    sender.send = async (topic, records, deadline?: Deadline) => {
+      if (deadline) seen.send = deadline;
+      return send(topic, records, deadline);
+    };
+    const req = request([rec()]);
+    await publisher.publish(req);
+    expect(seen.allocate).toBe(req.deadline);
+    expect(seen.send?.at).toBeLessThanOrEqual(req.deadline.at - 250);
   });
 });
 

@@ -1,5 +1,7 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Deadline } from '../../core/deadline.js';
 import { DependencyUnavailableError } from '../../core/errors.js';
 
 export interface DynamoDbOptions {
@@ -10,16 +12,55 @@ export interface DynamoDbOptions {
   readonly timeoutMs: number;
 }
 
+/** Where a request's deadline is kept for DynamoDB calls made by code we do not call into. */
+const ambientDeadline = new AsyncLocalStorage<Deadline>();
+
 /**
- * One document client per container. Short timeouts and two attempts: a DynamoDB that does not
- * answer must turn into a clear 503 well inside the request's deadline, not a hang.
+ * Runs `work` with `deadline` bounding the calls of the `client` that createDynamoDbClients
+ * returns (Powertools' idempotency layer sends its own, so no abortSignal can be passed to them).
+ */
+export function underDeadline<T>(deadline: Deadline, work: () => Promise<T>): Promise<T> {
+  return ambientDeadline.run(deadline, work);
+}
+
+type RequestHandler = DynamoDBClient['config']['requestHandler'];
+
+/** The shared handler, each call bounded by the ambient deadline unless it brings its own signal. */
+function boundByAmbientDeadline(inner: RequestHandler): RequestHandler {
+  // Everything else (config updates, destroy) is the shared handler's own.
+  const bound = Object.create(inner) as RequestHandler;
+  bound.handle = (request, options?: { abortSignal?: unknown }) => {
+    const deadline = ambientDeadline.getStore();
+    const own = deadline === undefined || options?.abortSignal !== undefined;
+    return inner.handle(request, own ? options : { ...options, ...within(deadline) });
+  };
+  return bound;
+}
+
+/**
+ * One set of DynamoDB clients per container, sharing connections. Short timeouts and two
+ * attempts: a DynamoDB that does not answer must turn into a clear 503 well inside the request's
+ * deadline, not a hang; calls on a request's path also get at most its time left (`within`).
  */
 export function createDynamoDbClients(options: DynamoDbOptions): {
+  /** For Powertools: its calls are bounded by the deadline set with `underDeadline`. */
   readonly client: DynamoDBClient;
   readonly documents: DynamoDBDocumentClient;
+  /**
+   * One attempt per send: for a call that must not be repeated blindly (a sequence allocation
+   * applied twice burns seqs), so its adapter retries it itself.
+   */
+  readonly singleAttempt: DynamoDBDocumentClient;
 } {
-  const client = new DynamoDBClient({
+  const where = {
     region: options.region,
+    ...(options.endpoint && {
+      endpoint: options.endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  };
+  const base = new DynamoDBClient({
+    ...where,
     maxAttempts: 2,
     requestHandler: {
       connectionTimeout: options.timeoutMs,
@@ -28,15 +69,38 @@ export function createDynamoDbClients(options: DynamoDbOptions): {
       // waiting: a stalled DynamoDB would hold the request until Lambda's deadline.
       throwOnRequestTimeout: true,
     },
-    ...(options.endpoint && {
-      endpoint: options.endpoint,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
   });
-  const documents = DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true },
+  const shared = base.config.requestHandler;
+  const client = new DynamoDBClient({
+    ...where,
+    maxAttempts: 2,
+    requestHandler: boundByAmbientDeadline(shared),
   });
-  return { client, documents };
+  const once = new DynamoDBClient({ ...where, maxAttempts: 1, requestHandler: shared });
+  const translate = { marshallOptions: { removeUndefinedValues: true } };
+  return {
+    client,
+    documents: DynamoDBDocumentClient.from(base, translate),
+    singleAttempt: DynamoDBDocumentClient.from(once, translate),
+  };
+}
+
+/**
+ * Send options that bound one call by the request's deadline: it gets at most the time left,
+ * and is abandoned (AbortError, no SDK retry) when it runs out. Without a deadline (scheduled
+ * work) the client's own timeouts bound it.
+ */
+export function within(deadline: Deadline | undefined): { abortSignal?: AbortSignal } {
+  if (deadline === undefined) return {};
+  return { abortSignal: AbortSignal.timeout(Math.max(1, deadline.remainingMs())) };
+}
+
+/** The call was abandoned because the request's deadline came (see `within`), maybe as a cause. */
+export function isDeadlineAbort(error: unknown): boolean {
+  for (let e = error as Error | undefined; e instanceof Error; e = e.cause as Error | undefined) {
+    if (e.name === 'AbortError') return true;
+  }
+  return false;
 }
 
 /**
@@ -44,7 +108,11 @@ export function createDynamoDbClients(options: DynamoDbOptions): {
  * in `cause` (logged, not sent to callers).
  */
 export function dynamoDbUnavailable(doing: string, error: unknown): DependencyUnavailableError {
-  const detail = error instanceof Error ? error.name : 'unknown error';
+  const detail = isDeadlineAbort(error)
+    ? 'no answer before the request deadline'
+    : error instanceof Error
+      ? error.name
+      : 'unknown error';
   return new DependencyUnavailableError(`DynamoDB did not answer while ${doing} (${detail})`, {
     cause: error,
     retryAfterSeconds: 1,

@@ -2,7 +2,9 @@ import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempo
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
+import type { Deadline } from '../../core/deadline.js';
 import { ConflictError, UnprocessableInputError } from '../../core/errors.js';
+import { dynamoDbUnavailable, underDeadline } from './client.js';
 
 /** What a request produced, and whether it may be stored as the answer to every retry. */
 export interface IdempotentWork<T> {
@@ -30,6 +32,10 @@ export function idempotencyError(error: unknown): unknown {
       { field: 'Idempotency-Key', cause: error },
     );
   }
+  // Its store did not answer (in time) before the work ran: nothing was sent.
+  if (name === 'IdempotencyPersistenceLayerError') {
+    return dynamoDbUnavailable('checking the Idempotency-Key; nothing was sent', error);
+  }
   return error;
 }
 
@@ -44,7 +50,8 @@ class Unsettled<T> extends Error {
  * response is returned again without producing, a different body under the same key is refused
  * (UnprocessableInputError, 422), a concurrent repeat is refused (ConflictError, 409).
  * Extension: a request whose outcome is not settled is not stored, so its retry runs again — with
- * the same sequence numbers, which the reservations table keeps.
+ * the same sequence numbers, which the reservations table keeps. Powertools' own DynamoDB calls
+ * get at most the time left before the request's deadline, as every other call does.
  */
 export function createIdempotencyGuard(
   client: DynamoDBClient,
@@ -57,6 +64,7 @@ export function createIdempotencyGuard(
     key: string,
     fingerprint: string,
     context: Context | undefined,
+    deadline: Deadline,
     work: () => Promise<IdempotentWork<T>>,
   ): Promise<T> {
     const config = new IdempotencyConfig({
@@ -67,20 +75,26 @@ export function createIdempotencyGuard(
     });
     if (context?.getRemainingTimeInMillis) config.registerLambdaContext(context);
     let produced: IdempotentWork<T> | undefined;
+    let failed: { error: unknown } | undefined;
     const run = makeIdempotent(
       async (_input: { key: string; fingerprint: string }) => {
-        produced = await work();
+        produced = await work().catch((error: unknown) => {
+          failed = { error };
+          throw error;
+        });
         if (!produced.settled) throw new Unsettled(produced.response);
         return produced.response;
       },
       { persistenceStore, config },
     );
     try {
-      return (await run({ key, fingerprint })) as T;
+      return (await underDeadline(deadline, () => run({ key, fingerprint }))) as T;
     } catch (error) {
       // The records' fate is known even when Powertools could not store or clear its record.
       if (error instanceof Unsettled) return error.response as T;
       if (produced !== undefined) return produced.response;
+      // The work's own failure, even when Powertools then could not clear its record in time.
+      if (failed !== undefined) throw failed.error;
       throw idempotencyError(error);
     }
   };

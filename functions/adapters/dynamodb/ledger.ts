@@ -1,8 +1,10 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Deadline } from '../../core/deadline.js';
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/outcomes.js';
 import type { Ledger, LedgerBlock } from '../../core/publish-ports.js';
-import { dynamoDbUnavailable } from './client.js';
+import { dynamoDbUnavailable, within } from './client.js';
 import { forEachPage } from './read-all.js';
 
 /**
@@ -39,31 +41,59 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
  * seq), holding each record's outcome in compact form.
  */
 export function createLedger(client: DynamoDBDocumentClient, tableName: string): Ledger {
-  return {
-    async write(block: LedgerBlock) {
-      try {
-        await client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              stream: block.stream,
-              seq: block.firstSeq,
-              count: block.outcomes.length,
-              lastSeq: block.firstSeq + block.outcomes.length - 1,
-              topic: block.topic,
-              session: block.session,
-              idempotencyKey: block.idempotencyKey,
-              ...outcomesAttribute(block),
-              updatedAt: new Date().toISOString(),
-            },
+  /**
+   * Puts the block's item, under `condition` when given: false when the condition refused it.
+   * A VOID block carries `voided`, the attribute a publisher's first write is conditioned on.
+   */
+  async function put(block: LedgerBlock, deadline: Deadline | undefined, condition?: string) {
+    const voided = block.outcomes.every((o) => o.status === 'VOID');
+    try {
+      await client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            stream: block.stream,
+            seq: block.firstSeq,
+            count: block.outcomes.length,
+            lastSeq: block.firstSeq + block.outcomes.length - 1,
+            topic: block.topic,
+            session: block.session,
+            idempotencyKey: block.idempotencyKey,
+            ...outcomesAttribute(block),
+            ...(voided && { voided: true }),
+            updatedAt: new Date().toISOString(),
+          },
+          ...(condition && {
+            ConditionExpression: condition,
+            ExpressionAttributeNames: { '#seq': 'seq' },
           }),
-        );
-      } catch (error) {
-        throw dynamoDbUnavailable(`recording seqs ${block.firstSeq}.. of ${block.stream}`, error);
-      }
+        }),
+        within(deadline),
+      );
+      return true;
+    } catch (error) {
+      if (condition && error instanceof ConditionalCheckFailedException) return false;
+      throw dynamoDbUnavailable(`recording seqs ${block.firstSeq}.. of ${block.stream}`, error);
+    }
+  }
+
+  return {
+    async write(block, deadline) {
+      await put(block, deadline);
     },
 
-    async find(stream, seq) {
+    async open(block, deadline) {
+      const opened = await put(
+        block,
+        deadline,
+        'attribute_not_exists(#seq) OR attribute_not_exists(voided)',
+      );
+      return opened ? 'opened' : 'voided';
+    },
+
+    void: (block, deadline) => put(block, deadline, 'attribute_not_exists(#seq)'),
+
+    async find(stream, seq, deadline) {
       let items: Record<string, unknown>[] | undefined;
       try {
         ({ Items: items } = await client.send(
@@ -76,6 +106,7 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
             Limit: 1,
             ConsistentRead: true,
           }),
+          within(deadline),
         ));
       } catch (error) {
         throw dynamoDbUnavailable(`looking up seq ${seq} of stream ${stream}`, error);

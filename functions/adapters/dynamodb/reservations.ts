@@ -1,7 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { Deadline } from '../../core/deadline.js';
 import type { Reservation, Reservations } from '../../core/publish-ports.js';
-import { dynamoDbUnavailable } from './client.js';
+import { dynamoDbUnavailable, within } from './client.js';
 
 function toReservation(item: Record<string, unknown> | undefined): Reservation | undefined {
   if (item === undefined) return undefined;
@@ -26,10 +27,11 @@ export function createReservations(
   tableName: string,
   ttlSeconds: number,
 ): Reservations {
-  const get = async (idempotencyKey: string) => {
+  const get = async (idempotencyKey: string, deadline?: Deadline) => {
     try {
       const { Item } = await client.send(
         new GetCommand({ TableName: tableName, Key: { idempotencyKey }, ConsistentRead: true }),
+        within(deadline),
       );
       return toReservation(Item);
     } catch (error) {
@@ -38,7 +40,7 @@ export function createReservations(
   };
   return {
     get,
-    async putIfAbsent(reservation) {
+    async putIfAbsent(reservation, deadline) {
       try {
         await client.send(
           new PutCommand({
@@ -50,6 +52,7 @@ export function createReservations(
             },
             ConditionExpression: 'attribute_not_exists(idempotencyKey)',
           }),
+          within(deadline),
         );
         return reservation;
       } catch (error) {
@@ -57,7 +60,7 @@ export function createReservations(
           throw dynamoDbUnavailable('storing an Idempotency-Key reservation', error);
         }
       }
-      const winner = await get(reservation.idempotencyKey);
+      const winner = await get(reservation.idempotencyKey, deadline);
       if (winner === undefined) throw new Error('reservation vanished after a conditional failure');
       return winner;
     },

@@ -1,0 +1,107 @@
+import type { LedgerBlock, StreamCounter } from './publish-ports.js';
+import { type SeqRange, SeqRanges } from './seq-ranges.js';
+
+// Every seq accounted for: for each stream, every seq from 1 to its counter has exactly one fate
+// in the ledger. A seq with none is a hole — an allocation applied but never answered, or a
+// request that died before its first ledger write. Nothing will ever send it, so once it is older
+// than the horizon the audit records it VOID.
+//
+// Safety without transactions: a VOID is written one seq at a time, in ascending order, each only
+// where no block starts at that seq, and a publisher's first ledger write is refused where a VOID
+// starts at its first seq. Every allocation inside a hole starts at one of the hole's seqs, so
+// whichever of the two writes lands first there wins: if the publisher's, the audit stops voiding
+// that hole; if the audit's, the publisher sends nothing. No seq is both VOID and in the log.
+
+export interface SeqFatePorts {
+  readonly counter: StreamCounter;
+  readonly ledger: { void(block: LedgerBlock): Promise<boolean> };
+}
+
+/** A stream's fates, as the audit reports them. */
+export interface SeqFateFigures {
+  /** The stream's counter: seqs 1..allocated were handed out. */
+  readonly allocated: number;
+  /** Seqs the ledger holds VOID (allocated, never sent), including those voided by this run. */
+  readonly void: number;
+  /** Holes this run recorded VOID. */
+  readonly voidedNow: number;
+  /** Seqs with no fate yet: younger than the horizon (their request may still write), or left
+   * for the next run. */
+  readonly unrecorded: readonly SeqRange[];
+}
+
+/** How many VOID items one run writes at most, over all streams (the rest waits for the next). */
+export const MAX_VOID_WRITES = 1000;
+
+const MESSAGE = 'allocated, never recorded, older than the audit horizon: never sent';
+
+/** Collects what the ledger covers while the audit reads it, then voids old holes. */
+export class SeqFates {
+  readonly #covered = new Map<string, SeqRanges>();
+  readonly #void = new Map<string, number>();
+  /** Highest seq known to be allocated before the horizon: below a block written before it. */
+  readonly #oldUpTo = new Map<string, number>();
+
+  /** `horizonAt`: holes allocated before this time (ms) are judged. */
+  constructor(
+    private readonly horizonAt: number,
+    private readonly maxWrites = MAX_VOID_WRITES,
+  ) {}
+
+  /** Every block of the stream, whatever its topic: a seq is a hole only if no topic used it. */
+  addBlock(block: LedgerBlock): void {
+    const { stream, firstSeq, outcomes } = block;
+    const covered = this.#covered.get(stream) ?? new SeqRanges();
+    this.#covered.set(stream, covered);
+    if (outcomes.length > 0) covered.addRange(firstSeq, firstSeq + outcomes.length - 1);
+    const voided = outcomes.filter((o) => o.status === 'VOID').length;
+    if (voided > 0) this.#void.set(stream, (this.#void.get(stream) ?? 0) + voided);
+    // Seqs are handed out in order, and a block is written after its own allocation: every seq
+    // below a block written before the horizon was allocated before it too.
+    if (block.writtenAt !== undefined && block.writtenAt < this.horizonAt) {
+      this.#oldUpTo.set(stream, Math.max(this.#oldUpTo.get(stream) ?? 0, firstSeq - 1));
+    }
+  }
+
+  /** Voids the holes older than the horizon; the figures of each stream. */
+  async settle(
+    ports: SeqFatePorts,
+    topic: string,
+    streams: Iterable<string>,
+  ): Promise<Map<string, SeqFateFigures>> {
+    const figures = new Map<string, SeqFateFigures>();
+    let budget = this.maxWrites;
+    for (const stream of streams) {
+      const counter = await ports.counter.read(stream);
+      const allocated = counter?.lastSeq ?? 0;
+      const oldUpTo =
+        counter !== undefined && counter.updatedAt < this.horizonAt
+          ? allocated
+          : Math.min(allocated, this.#oldUpTo.get(stream) ?? 0);
+      const covered = this.#covered.get(stream) ?? new SeqRanges();
+      const holes = allocated > 0 ? covered.gapsWithin(1, allocated) : [];
+      const voided = new SeqRanges();
+      for (const [from, to] of holes) {
+        for (let seq = from; seq <= Math.min(to, oldUpTo) && budget > 0; seq++) {
+          budget--;
+          const block = { stream, firstSeq: seq, topic, session: '', idempotencyKey: undefined };
+          if (
+            !(await ports.ledger.void({
+              ...block,
+              outcomes: [{ status: 'VOID', message: MESSAGE }],
+            }))
+          )
+            break; // A publisher got there first: this hole is its block now, judged next run.
+          voided.add(seq);
+        }
+      }
+      figures.set(stream, {
+        allocated,
+        void: (this.#void.get(stream) ?? 0) + voided.count,
+        voidedNow: voided.count,
+        unrecorded: SeqRanges.from(holes).difference(voided).ranges(),
+      });
+    }
+    return figures;
+  }
+}

@@ -1,0 +1,115 @@
+import { once } from 'node:events';
+import {
+  createServer,
+  request as forward,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// A DynamoDB endpoint between Tally and the local DynamoDB API that can lose answers, fail calls
+// or stall, chosen per call by operation and table: the faults a network and a busy table cause,
+// where pausing the whole process cannot pick one call.
+
+export interface DynamoDbCall {
+  /** `UpdateItem`, `PutItem`, … (from X-Amz-Target). */
+  readonly operation: string;
+  readonly table: string | undefined;
+}
+
+/**
+ * - `lose-answer`: the call is applied, its answer never comes (the client times out).
+ * - `fail`: answered 500 InternalServerError, not applied.
+ * - `stall`: accepted, never answered, not applied.
+ */
+export type DynamoDbFault = 'lose-answer' | 'fail' | 'stall';
+
+export interface DynamoDbProxy {
+  readonly endpoint: string;
+  /** Every call seen, in order. */
+  readonly calls: DynamoDbCall[];
+  /** The next `times` calls `match` accepts get `fault`. */
+  inject(fault: DynamoDbFault, match: (call: DynamoDbCall) => boolean, times?: number): void;
+  /** Every call stalls until `stallAll(false)` (calls already held stay unanswered). */
+  stallAll(on: boolean): void;
+  /** Every call is applied and answered `ms` late (0: on time): a slow table. */
+  slowAll(ms: number): void;
+  close(): Promise<void>;
+}
+
+async function bodyOf(stream: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy> {
+  const upstream = new URL(target);
+  const rules: Array<{ fault: DynamoDbFault; match: (c: DynamoDbCall) => boolean; left: number }> =
+    [];
+  const held = new Set<ServerResponse>();
+  const calls: DynamoDbCall[] = [];
+  let stalled = false;
+  let lateMs = 0;
+
+  const server = createServer(async (request, response) => {
+    const body = await bodyOf(request);
+    const call: DynamoDbCall = {
+      operation: String(request.headers['x-amz-target'] ?? '').split('.')[1] ?? '',
+      table: (JSON.parse(body.toString('utf8') || '{}') as { TableName?: string }).TableName,
+    };
+    calls.push(call);
+    const rule = rules.find((r) => r.left > 0 && r.match(call));
+    if (rule) rule.left--;
+    const fault = stalled ? 'stall' : rule?.fault;
+    if (fault === 'stall') {
+      held.add(response);
+      return;
+    }
+    if (fault === 'fail') {
+      response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
+      response.end(JSON.stringify({ __type: 'InternalServerError', message: 'injected fault' }));
+      return;
+    }
+    const sent = forward({
+      host: upstream.hostname,
+      port: upstream.port,
+      method: request.method,
+      path: request.url,
+      headers: { ...request.headers, host: upstream.host },
+    });
+    sent.end(body);
+    const [answer] = (await once(sent, 'response')) as [IncomingMessage];
+    const answerBody = await bodyOf(answer);
+    if (fault === 'lose-answer') {
+      held.add(response);
+      return;
+    }
+    if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs));
+    response.writeHead(answer.statusCode ?? 500, answer.headers);
+    response.end(answerBody);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    calls,
+    inject(fault, match, times = 1) {
+      rules.push({ fault, match, left: times });
+    },
+    stallAll(on) {
+      stalled = on;
+    },
+    slowAll(ms) {
+      lateMs = ms;
+    },
+    async close() {
+      for (const response of held) response.socket?.destroy();
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}

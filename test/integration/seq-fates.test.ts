@@ -1,0 +1,206 @@
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import type { AuditReport } from '../../functions/core/audit.js';
+import {
+  type DynamoDbCall,
+  type DynamoDbProxy,
+  startDynamoDbProxy,
+} from '../helpers/dynamodb-proxy.js';
+import { httpEvent, lambdaContext } from '../helpers/http-event.js';
+import { testKafka } from '../helpers/kafka.js';
+import { createTopic, loadHandlers, reportLines } from '../helpers/publish-client.js';
+import { usePublishEnv } from '../helpers/publish-env.js';
+import { expectOneFateEach } from '../helpers/seq-fates.js';
+import { uniqueName } from '../helpers/unique-name.js';
+
+// Issue 13: every seq accounted for, and a deadline that bounds DynamoDB. Tally talks to the
+// local DynamoDB API through a proxy that loses one answer, fails or stalls the calls a test
+// picks, so each fault hits exactly the call it names.
+describe('seq fates and deadlines with a faulty DynamoDB', () => {
+  let proxy: DynamoDbProxy;
+  let topic: string;
+  let api: Awaited<ReturnType<typeof loadHandlers>>;
+  let env: Record<string, string>;
+  const clusterId = () => inject('kafkaClusterId');
+  const produce = (headers: Record<string, string> = {}) =>
+    api.produce(
+      httpEvent({
+        pathParameters: { cluster_id: clusterId(), topic_name: topic },
+        headers,
+        body: JSON.stringify({ value: { type: 'STRING', data: 'v' } }),
+      }),
+    );
+  const lookup = async (seq: number) => {
+    const response = await api.lookup(
+      httpEvent({
+        pathParameters: { cluster_id: clusterId() },
+        query: { stream: topic, seq: String(seq) },
+      }),
+    );
+    return { status: response.statusCode, body: JSON.parse(response.body) };
+  };
+  const on = (operation: string, table: string) => (call: DynamoDbCall) =>
+    call.operation === operation && call.table === table;
+  const fates = () => expectOneFateEach(inject('dynamodbEndpoint'), topic);
+  const timed = async <T>(work: () => Promise<T>) => {
+    const started = performance.now();
+    const result = await work();
+    return { result, ms: performance.now() - started };
+  };
+
+  beforeAll(async () => {
+    proxy = await startDynamoDbProxy(inject('dynamodbEndpoint'));
+    env = await usePublishEnv({
+      DYNAMODB_ENDPOINT: proxy.endpoint,
+      TALLY_DYNAMODB_TIMEOUT_MS: '1000',
+      TALLY_AUDIT_HORIZON_SECONDS: '0',
+    });
+    const admin = testKafka('seq-fates-admin').admin();
+    await admin.connect();
+    topic = await createTopic(admin, 1);
+    await admin.disconnect();
+    vi.resetModules();
+    api = await loadHandlers();
+    expect((await produce()).statusCode).toBe(200);
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+  });
+
+  it('answers a retried allocation whose first answer was lost with its own seqs: no hole', async () => {
+    proxy.inject('lose-answer', on('UpdateItem', env.TALLY_STREAMS_TABLE as string));
+    const first = await produce();
+    expect(first.statusCode, first.body).toBe(200);
+    expect(reportLines(first)[0]).toMatchObject({ seq: 2 });
+    expect(reportLines(await produce())[0]).toMatchObject({ seq: 3 });
+    expect(await fates()).toEqual(['ACKED', 'ACKED', 'ACKED']);
+  });
+
+  it('records VOID the seqs of a request whose first ledger write failed', async () => {
+    // Both attempts the SDK makes of the first write fail; the VOID write after them does not.
+    proxy.inject('fail', on('PutItem', env.TALLY_LEDGER_TABLE as string), 2);
+    const refused = await produce();
+    expect(refused.statusCode).toBe(503);
+    expect(await lookup(4)).toMatchObject({
+      status: 200,
+      body: { records: [{ seq: 4, outcome: 'VOID' }] },
+    });
+    expect(reportLines(await produce())[0]).toMatchObject({ seq: 5 });
+    expect(await fates()).toEqual(['ACKED', 'ACKED', 'ACKED', 'VOID', 'ACKED']);
+  });
+
+  it('has the audit void a hole past its horizon, and the lookup tell it from a seq never allocated', async () => {
+    // An allocation applied whose request died before its first ledger write: seqs 6 and 7.
+    const direct = new DynamoDBClient({
+      endpoint: inject('dynamodbEndpoint'),
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    await direct.send(
+      new UpdateItemCommand({
+        TableName: env.TALLY_STREAMS_TABLE,
+        Key: { stream: { S: topic } },
+        UpdateExpression: 'ADD lastSeq :two',
+        ExpressionAttributeValues: { ':two': { N: '2' } },
+      }),
+    );
+    direct.destroy();
+    expect((await lookup(6)).body.message).toMatch(/allocated and has no ledger record yet/);
+    expect((await lookup(8)).body.message).toMatch(/never allocated/);
+
+    const { handler: auditNow } = await import('../../functions/audit/http-handler.js');
+    const audited = await auditNow(
+      httpEvent({ pathParameters: { cluster_id: clusterId() }, body: JSON.stringify({ topic }) }),
+      lambdaContext(),
+    );
+    expect(audited.statusCode, audited.body).toBe(200);
+    const findings = (JSON.parse(audited.body ?? '{}') as AuditReport).streams.find(
+      (s) => s.stream === topic,
+    );
+    expect(findings).toMatchObject({
+      allocated: 7,
+      void: 3,
+      voidedNow: 2,
+      unrecorded: [],
+      produced: 4,
+      inLog: 4,
+      lost: [],
+    });
+    expect(await lookup(6)).toMatchObject({ body: { records: [{ outcome: 'VOID' }] } });
+    expect(reportLines(await produce())[0]).toMatchObject({ seq: 8 });
+    expect(await fates()).toEqual([
+      'ACKED',
+      'ACKED',
+      'ACKED',
+      'VOID',
+      'ACKED',
+      'VOID',
+      'VOID',
+      'ACKED',
+    ]);
+  });
+
+  it('answers by the deadline while DynamoDB stalls: 503 before sending, keyed or not', async () => {
+    proxy.stallAll(true);
+    try {
+      const keyless = await timed(() => produce({ 'Tally-Timeout-Ms': '700' }));
+      expect(keyless.result.statusCode).toBe(503);
+      expect(keyless.result.headers['retry-after']).toBe('1');
+      expect(keyless.ms).toBeLessThan(700 + 300);
+      const keyed = await timed(() =>
+        produce({ 'Tally-Timeout-Ms': '700', 'Idempotency-Key': uniqueName('key') }),
+      );
+      expect(keyed.result.statusCode, keyed.result.body).toBe(503);
+      expect(JSON.parse(keyed.result.body).message).toMatch(/nothing was sent/);
+      expect(keyed.ms).toBeLessThan(700 + 300);
+    } finally {
+      proxy.stallAll(false);
+    }
+    // The stalled calls never reached the table: nothing was allocated, nothing is missing.
+    expect(reportLines(await produce())[0]).toMatchObject({ error_code: 200 });
+  });
+
+  it('answers by the deadline when every DynamoDB call is slow: a keyed publish makes 8 in a row', async () => {
+    proxy.slowAll(400);
+    try {
+      const { result, ms } = await timed(() =>
+        produce({ 'Tally-Timeout-Ms': '1500', 'Idempotency-Key': uniqueName('key') }),
+      );
+      // The calls before the send use up the budget: 503, nothing was sent.
+      expect(result.statusCode, result.body).toBe(503);
+      expect(ms).toBeLessThan(1500 + 300);
+    } finally {
+      proxy.slowAll(0);
+    }
+  });
+
+  it('answers by the deadline when DynamoDB stalls after the send: the ledger says UNKNOWN', async () => {
+    let ledgerPuts = 0;
+    // The second ledger write of the next request (its outcomes) stalls, and the SDK's retry.
+    proxy.inject(
+      'stall',
+      (call) => on('PutItem', env.TALLY_LEDGER_TABLE as string)(call) && ++ledgerPuts >= 2,
+      2,
+    );
+    const { result, ms } = await timed(() => produce({ 'Tally-Timeout-Ms': '1500' }));
+    expect(ms).toBeLessThan(1500 + 300);
+    const [report] = reportLines(result);
+    expect(report).toMatchObject({ error_code: 200 });
+    expect(await lookup(report?.seq as number)).toMatchObject({
+      body: { records: [{ outcome: 'UNKNOWN' }] },
+    });
+  });
+
+  it('makes 3 DynamoDB round trips per keyless publish and 8 per keyed one (one per allocation)', async () => {
+    const callsOf = async (headers: Record<string, string>) => {
+      const before = proxy.calls.length;
+      expect((await produce(headers)).statusCode).toBe(200);
+      return proxy.calls.slice(before).map((c) => c.operation);
+    };
+    expect(await callsOf({})).toEqual(['UpdateItem', 'PutItem', 'PutItem']);
+    const keyed = await callsOf({ 'Idempotency-Key': uniqueName('key') });
+    expect(keyed).toHaveLength(8);
+    expect(keyed.filter((operation) => operation === 'UpdateItem')).toHaveLength(2);
+  });
+});
