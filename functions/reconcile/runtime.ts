@@ -1,5 +1,6 @@
 import { createMappingStore } from '../adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../adapters/dynamodb/offset-history.js';
+import { createPlanStore } from '../adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
 import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
@@ -19,7 +20,15 @@ async function build(config: ReconcileConfig) {
     { source, history, reports, mappings: createMappingStore(documents, config.tables.mappings) },
     { windowSize: config.windowSize, graceMs: config.mappingGraceMs },
   );
-  return { config, source, history, reports, reconciler, offsets: createOffsetWriter(kafka) };
+  return {
+    config,
+    source,
+    history,
+    reports,
+    reconciler,
+    offsets: createOffsetWriter(kafka),
+    plans: createPlanStore(documents, config.tables.reconcileReports),
+  };
 }
 
 export type ReconcileRuntime = Awaited<ReturnType<typeof build>>;
