@@ -2,6 +2,7 @@ import { createMappingStore } from '../adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../adapters/dynamodb/offset-history.js';
 import { createPlanStore } from '../adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
+import { createRestoreRecords } from '../adapters/dynamodb/restore-records.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
 import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
 import { createReconciler } from '../core/reconcile.js';
@@ -28,6 +29,7 @@ async function build(config: ReconcileConfig) {
     reconciler,
     offsets: createOffsetWriter(kafka),
     plans: createPlanStore(documents, config.tables.reconcileReports),
+    restores: createRestoreRecords(documents, config.tables.reconcileReports),
   };
 }
 

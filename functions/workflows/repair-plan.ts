@@ -11,7 +11,7 @@ import type { ReconcileRuntime } from '../reconcile/runtime.js';
 
 export type RepairPorts = Pick<
   ReconcileRuntime,
-  'config' | 'history' | 'offsets' | 'reports' | 'plans'
+  'config' | 'history' | 'offsets' | 'restores' | 'plans'
 >;
 
 const GROUP = /^[\x21-\x7e]{1,255}$/;

@@ -69,6 +69,14 @@ export function simulatedCluster(size: ClusterSize) {
       return stored === undefined ? undefined : (JSON.parse(stored) as RestorePlan);
     },
   };
+  const reportStore = {
+    saveGroupReport: async (group: string, _at: number, report: object) => {
+      reports.set(group, report);
+    },
+    latestGroupReport: async (group: string) => reports.get(group),
+    groupReportsSince: async () => [],
+    saveRestore: async () => {},
+  };
   const ports = {
     config: { tables: { reconcileReports: 'tally-reconcile-reports' } },
     history: {
@@ -82,14 +90,7 @@ export function simulatedCluster(size: ClusterSize) {
         return true;
       },
     },
-    reports: {
-      saveGroupReport: async (group: string, _at: number, report: object) => {
-        reports.set(group, report);
-      },
-      latestGroupReport: async (group: string) => reports.get(group),
-      groupReportsSince: async () => [],
-      saveRestore: async () => {},
-    },
+    restores: { save: async () => {} },
     offsets: {
       groupState: async () => 'Empty',
       setOffsets: async (group: string, offsets: readonly unknown[]) => {
@@ -113,7 +114,7 @@ export function simulatedCluster(size: ClusterSize) {
         },
       },
       history: ports.history,
-      reports: ports.reports,
+      reports: reportStore,
       mappings: {
         list: async () => [],
         upsert: async () => true,

@@ -2,15 +2,16 @@ import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPlanStore } from '../../functions/adapters/dynamodb/plan-store.js';
+import { createRestoreRecords } from '../../functions/adapters/dynamodb/restore-records.js';
 import { planRestore } from '../../functions/core/restore.js';
 import { planDigest } from '../../functions/core/stored-plan.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
-// Restore plans kept aside for offset-repair, against the local DynamoDB API: a plan of a group on
-// thousands of partitions (megabytes, DynamoDB items hold 400 KB) comes back whole and in order,
-// with the digest it was approved under.
-describe('plan store', () => {
+// Restore plans kept aside for offset-repair, and records of executed restores, against the local
+// DynamoDB API: those of a group on thousands of partitions (megabytes; DynamoDB items hold
+// 400 KB) come back whole and in order.
+describe('plan store and restore records', () => {
   const client = localDynamoDbClient(inject('dynamodbEndpoint'));
   const documents = DynamoDBDocumentClient.from(client);
   let tables: Record<string, string> = {};
@@ -48,6 +49,23 @@ describe('plan store', () => {
     const loaded = await store.load(plan.group, '11111111-2222-4333-8444-555555555555');
     expect(loaded).toEqual(plan);
     expect(planDigest(loaded as typeof plan)).toBe(planDigest(plan));
+  });
+
+  it('keeps the record of a restore of 20,000 partitions (about 1.3 MB) whole, in order', async () => {
+    const restores = createRestoreRecords(documents, tables.ReconcileReportsTable as string);
+    const record = {
+      group: uniqueName('group'),
+      executedAt: '2026-11-30T12:00:00.000Z',
+      partitions: Array.from({ length: 20_000 }, (_, i) => ({
+        topic: `orders-${String(Math.floor(i / 100)).padStart(4, '0')}`,
+        partition: i % 100,
+        before: 500,
+        after: 1000,
+      })),
+    };
+    expect(JSON.stringify(record).length).toBeGreaterThan(1_000_000);
+    await restores.save(record);
+    expect(await restores.load(record.group, record.executedAt)).toEqual(record);
   });
 
   it('finds no plan under another id or another group', async () => {
