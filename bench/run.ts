@@ -2,8 +2,9 @@
 // the HTTP API, started here or reused from KAFKA_BROKERS / DYNAMODB_ENDPOINT), each section in
 // its own process, one after the other: publish (handler in-process, over the local HTTP API,
 // raw kafkajs, kcat), audit (1 M and 10 M records beside a raw kafkajs consumer), reconcile
-// (10, 100, 1,000 groups), cold start (bundle size and module init per function). Prints the
-// collected JSON on stdout and the tables on stderr, saves both in bench/results/. A benchmark
+// (10, 100, 1,000 groups), cold start (bundle size and module init per function), workflows
+// (both state machines under AWS's payload limits, simulated clusters up to 200,000 partitions).
+// Prints the collected JSON on stdout and the tables on stderr, saves both in bench/results/. A benchmark
 // never fails on a number; this exits non-zero only when a section itself failed.
 //
 //   npm run bench                              everything (about 12 minutes on 2 cores)
@@ -20,6 +21,7 @@ const SECTIONS = {
   audit: 'bench/audit.ts',
   reconcile: 'bench/reconcile.ts',
   coldStart: 'bench/cold-start.ts',
+  workflows: 'bench/workflows.ts',
 } as const;
 type Section = keyof typeof SECTIONS;
 
@@ -104,6 +106,7 @@ const titles: Record<Section, string> = {
   audit: 'Audit',
   reconcile: 'Reconcile',
   coldStart: 'Cold start',
+  workflows: 'Workflows at cluster size',
 };
 const tables = sections
   .filter((s) => results[s])

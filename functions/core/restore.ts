@@ -37,6 +37,10 @@ export function planRestore(group: string, entries: readonly HistoryEntry[]): Re
     });
   }
   partitions.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
-  const csv = partitions.map((p) => `${p.topic},${p.partition},${p.target}\n`).join('');
-  return { group, partitions, csv };
+  return { group, partitions, csv: planCsv(partitions) };
+}
+
+/** kafka-consumer-groups' `--from-file` CSV of a plan's targets. */
+export function planCsv(partitions: readonly RestoreTarget[]): string {
+  return partitions.map((p) => `${p.topic},${p.partition},${p.target}\n`).join('');
 }

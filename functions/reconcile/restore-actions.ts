@@ -16,12 +16,18 @@ export interface ExecutedRestore {
   }>;
 }
 
-export async function restorePlan(rt: ReconcileRuntime, group: string): Promise<RestorePlan> {
+export async function restorePlan(
+  rt: Pick<ReconcileRuntime, 'history'>,
+  group: string,
+): Promise<RestorePlan> {
   return planRestore(group, await rt.history.loadAll());
 }
 
 /** Throws GroupNotEmptyError unless the group has no members. */
-export async function requireEmpty(rt: ReconcileRuntime, group: string): Promise<void> {
+export async function requireEmpty(
+  rt: Pick<ReconcileRuntime, 'offsets'>,
+  group: string,
+): Promise<void> {
   const state = await rt.offsets.groupState(group);
   if (state !== 'Empty') {
     throw new GroupNotEmptyError(
@@ -33,7 +39,7 @@ export async function requireEmpty(rt: ReconcileRuntime, group: string): Promise
 
 /** Sets the plan's offsets (the group must be Empty) and records what was done. */
 export async function executeRestore(
-  rt: ReconcileRuntime,
+  rt: Pick<ReconcileRuntime, 'offsets' | 'restores'>,
   plan: RestorePlan,
 ): Promise<ExecutedRestore> {
   await requireEmpty(rt, plan.group);
@@ -52,6 +58,7 @@ export async function executeRestore(
       after: p.target,
     })),
   };
-  await rt.reports.saveRestore(plan.group, at, record);
+  // Chunked (restore-records.ts): one item holds 400 KB, ~6,000 partitions of this record.
+  await rt.restores.save(record);
   return record;
 }

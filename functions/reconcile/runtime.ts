@@ -1,6 +1,8 @@
 import { createMappingStore } from '../adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../adapters/dynamodb/offset-history.js';
+import { createPlanStore } from '../adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
+import { createRestoreRecords } from '../adapters/dynamodb/restore-records.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
 import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
 import { createReconciler } from '../core/reconcile.js';
@@ -29,7 +31,16 @@ async function build(config: ReconcileConfig) {
       pruneBudget: PRUNE_BUDGET,
     },
   );
-  return { config, source, history, reports, reconciler, offsets: createOffsetWriter(kafka) };
+  return {
+    config,
+    source,
+    history,
+    reports,
+    reconciler,
+    offsets: createOffsetWriter(kafka),
+    plans: createPlanStore(documents, config.tables.reconcileReports),
+    restores: createRestoreRecords(documents, config.tables.reconcileReports),
+  };
 }
 
 export type ReconcileRuntime = Awaited<ReturnType<typeof build>>;

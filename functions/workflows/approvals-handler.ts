@@ -1,5 +1,6 @@
 // GET /v3/clusters/{cluster_id}/approvals — what workflows wait for (token, workflow, execution,
-// subject: for offset-repair the group and its restore plan).
+// subject: for offset-repair the group, the stored plan's id and digest, its counts, topics and
+// first targets; the plan itself is kept aside, see repair-plan.ts).
 // POST /v3/clusters/{cluster_id}/approvals/{token} — a person's decision on one of them:
 // `{"decision": "approve" | "reject", "by"?: "…", "reason"?: "…"}`. Approve continues the
 // workflow; reject fails its waiting task with `ApprovalRejected`. A token is decided once.

@@ -1,7 +1,10 @@
 // The publish-and-verify workflow's publish task: one record, with its Idempotency-Key, exactly
 // as POST /v3/clusters/{cluster_id}/topics/{topic}/records would publish it. An outcome that may
 // change on a retry (UNKNOWN, NOT_SENT, 503) is thrown as DependencyUnavailableError, so the
-// workflow's Retry sends it again under the same key (the same seq).
+// workflow's Retry sends it again under the same key (the same seq). The output is what Verify
+// needs and no more ({idempotencyKey, seq, stream when not the topic} or {idempotencyKey, error}):
+// the Map gathers one per record, and it must stay smaller than the record that went in, so the
+// gathered outputs fit wherever the execution's input fitted.
 import {
   DependencyUnavailableError,
   InvalidInputError,
@@ -13,10 +16,9 @@ import { taskHandler } from '../platform/task.js';
 import { publishOptions, runPublish } from '../publish/request.js';
 import { publishRuntime } from '../publish/runtime.js';
 
-export interface PublishedRecord {
-  readonly idempotencyKey: string;
-  readonly report: ProduceReport;
-}
+export type PublishedRecord =
+  | { readonly idempotencyKey: string; readonly seq: number; readonly stream?: string }
+  | { readonly idempotencyKey: string; readonly error: number };
 
 export const handler = taskHandler<unknown, PublishedRecord>(async (input, context) => {
   if (!isPlainObject(input) || !isPlainObject(input.item)) {
@@ -59,5 +61,10 @@ export const handler = taskHandler<unknown, PublishedRecord>(async (input, conte
       `seq ${report.seq ?? '?'} of ${options.stream}: ${report.outcome ?? report.error_code}: ${report.message ?? ''}`,
     );
   }
-  return { idempotencyKey, report };
+  if (typeof report.seq !== 'number') return { idempotencyKey, error: report.error_code };
+  return {
+    idempotencyKey,
+    seq: report.seq,
+    ...(options.stream !== topic && { stream: options.stream }),
+  };
 });

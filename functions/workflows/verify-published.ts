@@ -17,11 +17,17 @@ interface Problem {
 }
 
 function parseInput(input: unknown) {
+  const topic = isPlainObject(input) ? input.topic : undefined;
   const published = isPlainObject(input) ? input.published : undefined;
   const audits = isPlainObject(input) ? input.audits : undefined;
+  if (typeof topic !== 'string') {
+    throw new InvalidInputError('topic: the topic the records were published to', {
+      field: 'topic',
+    });
+  }
   if (
     !Array.isArray(published) ||
-    !published.every((p) => isPlainObject(p) && isPlainObject(p.report))
+    !published.every((p) => isPlainObject(p) && typeof p.idempotencyKey === 'string')
   ) {
     throw new InvalidInputError('published: the publish task outputs', { field: 'published' });
   }
@@ -32,9 +38,12 @@ function parseInput(input: unknown) {
     throw new InvalidInputError('audits: the audit task output `audits`', { field: 'audits' });
   }
   return {
+    topic,
     published: published as Array<{
       idempotencyKey: string;
-      report: { stream?: string; seq?: number; error_code: number; outcome?: string };
+      stream?: unknown;
+      seq?: unknown;
+      error?: unknown;
     }>,
     auditIds: audits.map((a) => a.auditId as string),
   };
@@ -45,7 +54,7 @@ const within = (seq: number, ranges: ReadonlyArray<{ from: number; to: number }>
 
 export const handler = taskHandler<unknown, { verified: number; auditIds: string[] }>(
   async (input) => {
-    const { published, auditIds } = parseInput(input);
+    const { topic, published, auditIds } = parseInput(input);
     const rt = await auditRuntime();
     const reports: AuditReport[] = [];
     for (const id of auditIds) {
@@ -55,11 +64,13 @@ export const handler = taskHandler<unknown, { verified: number; auditIds: string
     }
     const anyComplete = reports.some((r) => r.complete);
     const problems: Problem[] = [];
-    for (const { idempotencyKey, report } of published) {
-      const { stream, seq } = report;
+    for (const record of published) {
+      const { idempotencyKey } = record;
+      const stream = typeof record.stream === 'string' ? record.stream : topic;
+      const seq = Number.isSafeInteger(record.seq) ? (record.seq as number) : undefined;
       const say = (problem: string) => problems.push({ idempotencyKey, stream, seq, problem });
-      if (stream === undefined || seq === undefined) {
-        say(`not published: ${report.error_code}`);
+      if (seq === undefined) {
+        say(`not published: ${String(record.error ?? 'no seq')}`);
         continue;
       }
       const block = await rt.ledger.find(stream, seq);

@@ -5,11 +5,21 @@ import type { AddressInfo } from 'node:net';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import {
+  lambdaLimits,
+  limitStateOutputs,
+  resultTooLarge,
+  STATE_PAYLOAD_LIMIT,
+  taskLimitError,
+  within,
+} from './payload-limits.js';
 
 // The state machines of infra/state-machines/, run locally by an ASL interpreter
 // (aws-local-stepfunctions), their Task states calling our functions through `invoke`. It also
 // answers the few Step Functions API calls our functions make (SendTaskSuccess, SendTaskFailure,
 // SendTaskHeartbeat), so the approvals route completes a waiting task locally exactly as in AWS.
+// AWS's payload limits hold here as there (payload-limits.ts): an execution input, a task's input
+// or result, or a state's output over 256 KiB fails as it would in AWS.
 
 interface Deferred<T> {
   readonly promise: Promise<T>;
@@ -81,6 +91,7 @@ function localize(value: unknown): unknown {
 interface TaskState {
   readonly functionName: string;
   readonly waitForToken: boolean;
+  readonly definition: Record<string, unknown>;
 }
 
 /** Task states by name, in Map and Parallel states too (names are unique per machine). */
@@ -98,6 +109,7 @@ function taskStates(
       out.set(name, {
         functionName,
         waitForToken: String(state.Resource).endsWith('.waitForTaskToken'),
+        definition: state,
       });
     }
     for (const inner of [state.ItemProcessor, state.Iterator, ...((state.Branches as []) ?? [])])
@@ -130,7 +142,7 @@ export interface Execution {
 
 export class TaskTokenError extends Error {
   constructor(
-    readonly type: 'TaskDoesNotExist' | 'InvalidToken',
+    readonly type: 'TaskDoesNotExist' | 'InvalidToken' | 'ValidationException',
     message: string,
   ) {
     super(message);
@@ -146,15 +158,36 @@ export interface LocalStepFunctionsOptions {
   readonly waitMs?: number;
 }
 
+/** StartExecution's refusal of an input over the limit: no execution starts. */
+export class ValidationException extends Error {
+  override readonly name = 'ValidationException';
+}
+
+/** An interpreter whose every state's output counts against the limit (limitStateOutputs). */
+function limitedStateMachine(definition: Record<string, unknown>): StateMachine {
+  const machine = new StateMachine(localize(definition) as StateMachineDefinition, {
+    validationOptions: { checkPaths: true, checkArn: true },
+  });
+  // `execute` is the interpreter's run loop (private in its types); it receives the run's logger.
+  const loop = machine as unknown as {
+    execute(input: unknown, options: { eventLogger: object }, cleanup: () => void): unknown;
+  };
+  const execute = loop.execute;
+  loop.execute = function (input, runOptions, cleanup) {
+    limitStateOutputs(runOptions.eventLogger);
+    return execute.call(this, input, runOptions, cleanup);
+  };
+  return machine;
+}
+
 export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
   const definitions = options.definitions ?? loadDefinitions();
+  const invoke = lambdaLimits(options.invoke);
   const machines = new Map(
     Object.entries(definitions).map(([name, definition]) => [
       name,
       {
-        machine: new StateMachine(localize(definition) as StateMachineDefinition, {
-          validationOptions: { checkPaths: true, checkArn: true },
-        }),
+        machine: limitedStateMachine(definition),
         tasks: taskStates(definition),
         waits: Object.entries(
           (definition.States ?? {}) as Record<string, { Type?: string }>,
@@ -183,7 +216,20 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
       [...tasks].map(([stateName, task]) => [
         stateName,
         async (input: unknown) => {
-          if (!task.waitForToken) return (await options.invoke(task.functionName, input)) as never;
+          // The input after Parameters, then the result before ResultSelector, as AWS checks them.
+          within(input, STATE_PAYLOAD_LIMIT, () =>
+            taskLimitError(
+              task.definition,
+              `The state/task '${stateName}' has an input with a size exceeding the maximum number of bytes service limit.`,
+            ),
+          );
+          if (!task.waitForToken) {
+            const result = await invoke(task.functionName, input);
+            within(result, STATE_PAYLOAD_LIMIT, () =>
+              taskLimitError(task.definition, resultTooLarge(`${LOCAL_ARN}${task.functionName}`)),
+            );
+            return result as never;
+          }
           // `.waitForTaskToken`: a fresh token for this wait, in place of the placeholder the
           // interpreter put where the definition reads $$.Task.Token.
           const token = `${randomUUID()}.${randomUUID()}`;
@@ -196,7 +242,7 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
           const wait = deferred<unknown>();
           waiting.set(token, wait);
           try {
-            await options.invoke(task.functionName, payload);
+            await invoke(task.functionName, payload);
             return (await wait.promise) as never;
           } catch (error) {
             throw errorOf(error);
@@ -214,6 +260,14 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
     start(stateMachine: string, input: unknown): Execution {
       const entry = machines.get(stateMachine);
       if (!entry) throw new Error(`no state machine ${stateMachine}`);
+      within(
+        input,
+        STATE_PAYLOAD_LIMIT,
+        (bytes) =>
+          new ValidationException(
+            `1 validation error detected: Value at 'input' failed to satisfy constraint: Member must have length less than or equal to ${STATE_PAYLOAD_LIMIT} (${bytes} bytes)`,
+          ),
+      );
       const name = randomUUID();
       const executionArn = `arn:aws:states:us-east-1:000000000000:execution:${stateMachine}:${name}`;
       const execution: Execution = {
@@ -309,6 +363,12 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
 
     sendTaskSuccess(taskToken: string, output: string): void {
       const wait = waiter(taskToken);
+      if (Buffer.byteLength(output, 'utf8') > STATE_PAYLOAD_LIMIT) {
+        throw new TaskTokenError(
+          'ValidationException',
+          `output: at most ${STATE_PAYLOAD_LIMIT} bytes`,
+        );
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(output);
@@ -404,7 +464,13 @@ export async function serveLocalStepFunctions(
         } catch {
           return send(response, 400, { message: 'body: the execution input, as JSON' });
         }
-        const execution = sfn.start(name, input);
+        let execution: Execution;
+        try {
+          execution = sfn.start(name, input);
+        } catch (error) {
+          if (!(error instanceof ValidationException)) throw error;
+          return send(response, 400, { __type: error.name, message: error.message });
+        }
         return send(response, 202, {
           executionArn: execution.executionArn,
           id: execution.name,

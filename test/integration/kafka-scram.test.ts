@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { ReconcileReport } from '../../functions/core/reconcile.js';
 import { type KafkaBroker, startKafkaBroker } from '../../infra/local/kafka-broker.js';
 import { waitForKafka } from '../../infra/local/readiness.js';
-import { httpEvent, lambdaContext } from '../helpers/http-event.js';
+import { httpEvent } from '../helpers/http-event.js';
 import { type LocalSecrets, startLocalSecrets } from '../helpers/local-secrets.js';
 import { loadHandlers } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
@@ -254,8 +254,9 @@ describe('Kafka with SCRAM credentials from Secrets Manager or SSM', { timeout: 
       }
       Object.assign(process.env, { KAFKA_SASL_SECRET_ID: secretId, KAFKA_SASL_PARAMETER: '' });
       vi.resetModules();
-      const { handler } = await import('../../functions/reconcile/task-handler.js');
-      reconcile = async () => (await handler({}, lambdaContext())) as ReconcileReport;
+      // The whole report (the task handler returns a summary of it).
+      const { reconcileRuntime } = await import('../../functions/reconcile/runtime.js');
+      reconcile = async () => (await reconcileRuntime()).reconciler.run();
     });
 
     afterAll(async () => {

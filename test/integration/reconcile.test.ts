@@ -88,8 +88,9 @@ describe('reconcile', () => {
     await admin.connect();
     producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
-    const task = await import('../../functions/reconcile/task-handler.js');
-    reconcile = () => task.handler({}, lambdaContext()) as Promise<ReconcileReport>;
+    // The whole report (the task handler returns a summary of it: reconcile-summary.ts).
+    const { reconcileRuntime } = await import('../../functions/reconcile/runtime.js');
+    reconcile = async () => (await reconcileRuntime()).reconciler.run();
     http = (await import('../../functions/reconcile/http-handler.js')).handler;
     restore = (await import('../../functions/reconcile/restore-handler.js')).handler;
     burrow = (await import('../../functions/reconcile/burrow-handler.js')).handler;
