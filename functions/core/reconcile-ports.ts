@@ -85,8 +85,6 @@ export interface ReportStore {
   latestGroupReport(group: string): Promise<object | undefined>;
   /** The group's stored dated reports since `since` (epoch ms), oldest first. */
   groupReportsSince(group: string, since: number): Promise<object[]>;
-  /** Stores an executed restore; the store keeps a bounded number per group, newest first. */
-  saveRestore(group: string, at: number, record: object): Promise<void>;
   /**
    * Deletes up to `limit` of the group's dated reports dated before `before`, oldest first,
    * reading no more than that many keys; returns how many it deleted.

@@ -19,9 +19,7 @@ async function build(config: ReconcileConfig) {
   const { documents, kafka } = await createClients(config, 'reconcile');
   const source = createGroupSource(kafka);
   const history = createOffsetHistory(documents, config.tables.offsetHistory);
-  const reports = createReportStore(documents, config.tables.reconcileReports, {
-    restoresKept: config.restoresKept,
-  });
+  const reports = createReportStore(documents, config.tables.reconcileReports);
   const reconciler = createReconciler(
     { source, history, reports, mappings: createMappingStore(documents, config.tables.mappings) },
     {
@@ -39,7 +37,9 @@ async function build(config: ReconcileConfig) {
     reconciler,
     offsets: createOffsetWriter(kafka),
     plans: createPlanStore(documents, config.tables.reconcileReports),
-    restores: createRestoreRecords(documents, config.tables.reconcileReports),
+    restores: createRestoreRecords(documents, config.tables.reconcileReports, {
+      kept: config.restoresKept,
+    }),
   };
 }
 

@@ -162,9 +162,6 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
         .range(group, `report#${iso(since)}`, 'report#~')
         .map((sk) => body(table.get(group, sk)) as object);
     },
-    async saveRestore(group, at, record) {
-      put(group, `restore#${iso(at)}`, { body: JSON.stringify(record) });
-    },
     async pruneGroupReports(group, before, limit) {
       const old = table.range(group, 'report#', `report#${iso(before - 1)}`, Math.max(0, limit));
       for (const sk of old) table.delete(group, sk);

@@ -13,6 +13,7 @@ import {
 } from '../../functions/workflows/repair-plan.js';
 import { payloadBytes } from '../../infra/local/payload-limits.js';
 import type { Invoke, LocalStepFunctions } from '../../infra/local/step-functions.js';
+import { memoryReports } from './reconcile-stores.js';
 
 // A cluster of any size for the workflows, with the reconcile core and the offset-repair tasks
 // running over in-memory ports: the state machines run through the local runner (with AWS's
@@ -58,7 +59,6 @@ export function simulatedCluster(size: ClusterSize) {
   let committed = LOG_END;
   const entries = new Map<string, HistoryEntry>();
   const plans = new Map<string, string>();
-  const reports = new Map<string, object>();
   const set: Array<{ group: string; offsets: number }> = [];
   const planStore: PlanStore = {
     async save(planId, plan) {
@@ -69,14 +69,7 @@ export function simulatedCluster(size: ClusterSize) {
       return stored === undefined ? undefined : (JSON.parse(stored) as RestorePlan);
     },
   };
-  const reportStore = {
-    saveGroupReport: async (group: string, _at: number, report: object) => {
-      reports.set(group, report);
-    },
-    latestGroupReport: async (group: string) => reports.get(group),
-    groupReportsSince: async () => [],
-    saveRestore: async () => {},
-  };
+  const reportStore = memoryReports();
   const ports = {
     config: { tables: { reconcileReports: 'tally-reconcile-reports' } },
     history: {
@@ -121,7 +114,7 @@ export function simulatedCluster(size: ClusterSize) {
         deleteIfUnchanged: async () => true,
       },
     },
-    { windowSize: 10, graceMs: 0 },
+    { windowSize: 10, graceMs: 0, retentionMs: 14 * 86_400_000, pruneBudget: 200 },
   );
   return {
     ports,

@@ -1,9 +1,11 @@
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createMappingStore } from '../../functions/adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../../functions/adapters/dynamodb/offset-history.js';
+import { createPlanStore } from '../../functions/adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
+import { createRestoreRecords } from '../../functions/adapters/dynamodb/restore-records.js';
 import { createReconciler } from '../../functions/core/reconcile.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
@@ -104,17 +106,61 @@ describe('reconcile retention on DynamoDB', () => {
     expect(await reports.latestGroupReport('live')).toMatchObject({ group: 'live', status: 'OK' });
   });
 
-  it('keeps the newest restores of a group up to the configured count', async () => {
-    const reports = createReportStore(documents, table('ReconcileReportsTable'), {
-      restoresKept: 3,
-    });
+  it('keeps the newest restores of a group up to the configured count, chunks included', async () => {
+    const restores = createRestoreRecords(documents, table('ReconcileReportsTable'), { kept: 3 });
     for (let i = 0; i < 5; i++) {
-      await reports.saveRestore('restored', START + i * HOUR, { n: i });
+      await restores.save({
+        group: 'restored',
+        executedAt: new Date(START + i * HOUR).toISOString(),
+        // Two chunks each: a record of 1,500 partitions is more than one chunk holds.
+        partitions: Array.from({ length: 1500 }, (_, partition) => ({ partition, run: i })),
+      });
     }
-    const kept = (await scan('ReconcileReportsTable'))
-      .filter((item) => item.group === 'restored')
-      .map((item) => JSON.parse(String(item.body)).n);
-    expect(kept).toEqual([2, 3, 4]);
+    const items = (await scan('ReconcileReportsTable')).filter((item) => item.group === 'restored');
+    const heads = items.filter((item) => String(item.sk).split('#').length === 2);
+    expect(heads.map((item) => item.sk)).toEqual(
+      [2, 3, 4].map((i) => `restore#${new Date(START + i * HOUR).toISOString()}`),
+    );
+    // Every kept restore has its two chunks; the removed ones left none behind.
+    expect(items).toHaveLength(3 * 3);
+    const oldest = await restores.load('restored', new Date(START + 2 * HOUR).toISOString());
+    expect(oldest?.partitions).toHaveLength(1500);
+  });
+
+  it("keeps a group's restore plans at most 30 days and at most 50", async () => {
+    const plans = createPlanStore(documents, table('ReconcileReportsTable'));
+    const plan = (n: number) => ({
+      group: 'planned',
+      partitions: [
+        {
+          topic: 'orders',
+          partition: n,
+          current: 5,
+          target: 1,
+          goodAt: '2026-03-01T00:00:00.000Z',
+        },
+      ],
+      csv: '',
+    });
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(START);
+      await plans.save('old-plan', plan(0), 'digest-old');
+      for (let n = 1; n <= 55; n++) {
+        vi.setSystemTime(START + 31 * DAY + n * HOUR);
+        await plans.save(`plan-${n}`, plan(n), `digest-${n}`);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await plans.load('planned', 'old-plan')).toBeUndefined();
+    expect(await plans.load('planned', 'plan-55')).toMatchObject({ group: 'planned' });
+    const heads = (await scan('ReconcileReportsTable')).filter(
+      (item) => item.group === 'planned' && String(item.sk).split('#').length === 2,
+    );
+    expect(heads).toHaveLength(50);
+    expect(await plans.load('planned', 'plan-5')).toBeUndefined();
+    expect(await plans.load('planned', 'plan-6')).toMatchObject({ group: 'planned' });
   });
 
   it('stores a report of thousands of partitions, over the 400 KB item limit as JSON', async () => {

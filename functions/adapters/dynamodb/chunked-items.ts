@@ -1,10 +1,11 @@
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoDbUnavailable } from './client.js';
 import { readAll } from './read-all.js';
 
 // A list too long for one DynamoDB item (400 KB), kept under one group as a head item `sk` and
 // chunks `sk#00000`, `sk#00001`… of CHUNK rows each (a row here is at most ~300 bytes: a topic
-// name is at most 249). The head is written last: a list whose head can be read is whole.
+// name is at most 249). The head is written last and removed first: a list whose head can be
+// read is whole.
 
 const CHUNK = 1000;
 
@@ -14,29 +15,70 @@ export interface Chunked {
 }
 
 export function createChunkedItems(client: DynamoDBDocumentClient, tableName: string) {
-  const put = async (item: Record<string, unknown>) => {
+  const attempt = async <T>(work: () => Promise<T>, doing: string): Promise<T> => {
     try {
-      await client.send(new PutCommand({ TableName: tableName, Item: item }));
+      return await work();
     } catch (error) {
-      throw dynamoDbUnavailable(`storing ${String(item.sk)} of group ${String(item.group)}`, error);
+      throw dynamoDbUnavailable(doing, error);
     }
   };
+  const put = (item: Record<string, unknown>) =>
+    attempt(
+      () => client.send(new PutCommand({ TableName: tableName, Item: item })),
+      `storing ${String(item.sk)} of group ${String(item.group)}`,
+    );
+  /** Sort keys (and `savedAt`) of `group`'s items starting with `prefix`, in sort key order. */
+  const keysOf = async (group: string, prefix: string) => {
+    const items = await readAll(
+      client,
+      {
+        query: {
+          TableName: tableName,
+          KeyConditionExpression: '#group = :group AND begins_with(sk, :sk)',
+          ExpressionAttributeNames: { '#group': 'group' },
+          ExpressionAttributeValues: { ':group': group, ':sk': prefix },
+          ProjectionExpression: 'sk, savedAt',
+          ConsistentRead: true,
+        },
+      },
+      `listing ${prefix} of group ${group}`,
+    );
+    return items.map((item) => ({ sk: String(item.sk), savedAt: Number(item.savedAt) }));
+  };
+  const removeKey = (group: string, sk: string) =>
+    attempt(
+      () => client.send(new DeleteCommand({ TableName: tableName, Key: { group, sk } })),
+      `removing ${sk} of group ${group}`,
+    );
   return {
-    /** Stores `rows` in chunks, then `head`; with `expiresAt` (epoch seconds) all of them expire. */
+    /** Stores `rows` in chunks, then `head`. Nothing expires: owners prune (`heads`, `remove`). */
     async put(
       group: string,
       sk: string,
       head: Record<string, unknown>,
       rows: readonly unknown[],
-      expiresAt?: number,
     ): Promise<void> {
-      const expiry = expiresAt === undefined ? {} : { expiresAt };
       const chunks = Math.ceil(rows.length / CHUNK);
       for (let i = 0; i < chunks; i++) {
         const body = JSON.stringify(rows.slice(i * CHUNK, (i + 1) * CHUNK));
-        await put({ group, sk: `${sk}#${String(i).padStart(5, '0')}`, body, ...expiry });
+        await put({ group, sk: `${sk}#${String(i).padStart(5, '0')}`, body });
       }
-      await put({ ...head, group, sk, chunks, count: rows.length, ...expiry });
+      await put({ ...head, group, sk, chunks, count: rows.length });
+    },
+
+    /**
+     * The heads of `group`'s lists whose sort keys start with `prefix` (which ends in `#`), in
+     * sort key order, with the `savedAt` their head carries (NaN without one).
+     */
+    async heads(group: string, prefix: string): Promise<Array<{ sk: string; savedAt: number }>> {
+      const all = await keysOf(group, prefix);
+      return all.filter((item) => !item.sk.slice(prefix.length).includes('#'));
+    },
+
+    /** Removes a list: its head first (so it reads as absent at once), then its chunks. */
+    async remove(group: string, sk: string): Promise<void> {
+      await removeKey(group, sk);
+      for (const chunk of await keysOf(group, `${sk}#`)) await removeKey(group, chunk.sk);
     },
 
     /** The head and every row in order, or undefined when there is no head. */

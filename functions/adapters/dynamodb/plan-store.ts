@@ -4,22 +4,33 @@ import { fromRow, type PlanStore, type TargetRow, toRow } from '../../core/store
 import { createChunkedItems } from './chunked-items.js';
 
 // Restore plans awaiting a decision, in the reconcile reports table beside the group's reports
-// (`sk = plan#<id>`, chunked: a plan of a group on thousands of partitions is megabytes).
+// (`sk = plan#<id>`, chunked: a plan of a group on thousands of partitions is megabytes). A plan
+// is kept KEEP_DAYS (an approval waits at most a day) and a group keeps at most MAX_PLANS: each
+// save removes the group's plans past either bound, so nothing depends on TTL expiry.
 
 const KEEP_DAYS = 30;
+const MAX_PLANS = 50;
 
 export function createPlanStore(client: DynamoDBDocumentClient, tableName: string): PlanStore {
   const items = createChunkedItems(client, tableName);
   return {
     async save(planId, plan, digest) {
-      const expiresAt = Math.floor(Date.now() / 1000) + KEEP_DAYS * 86_400;
+      const savedAt = Date.now();
       await items.put(
         plan.group,
         `plan#${planId}`,
-        { digest },
+        { digest, savedAt },
         plan.partitions.map(toRow),
-        expiresAt,
       );
+      const newestFirst = (await items.heads(plan.group, 'plan#')).sort(
+        (a, b) => b.savedAt - a.savedAt,
+      );
+      const others = newestFirst.filter(({ sk }) => sk !== `plan#${planId}`);
+      for (const [i, { sk, savedAt: at }] of others.entries()) {
+        if (i >= MAX_PLANS - 1 || !(at > savedAt - KEEP_DAYS * 86_400_000)) {
+          await items.remove(plan.group, sk);
+        }
+      }
     },
 
     async load(group, planId) {

@@ -12,16 +12,12 @@ import { conditional } from './conditional.js';
 import { readAll } from './read-all.js';
 
 /**
- * Items per group (partition key `group`): `latest`, dated `report#<iso>`, `restore#<iso>`. The
+ * Items per group (partition key `group`): `latest`, dated `report#<iso>` (and, from
+ * restore-records.ts and plan-store.ts, `restore#<iso>` and `plan#<id>`). The
  * index of reported groups lives under one partition key of its own, sort keys `group#<id>`:
  * a real group of that name cannot collide, its sort keys never start with `group#`.
  */
 const INDEX = '~reconcile-groups';
-
-export interface ReportStoreOptions {
-  /** Executed restores kept per group, newest first (an audit trail, bounded by count). */
-  readonly restoresKept?: number;
-}
 
 const iso = (at: number) => new Date(at).toISOString();
 
@@ -43,13 +39,8 @@ function decode(item: Record<string, unknown>): object {
   return JSON.parse(String(json)) as object;
 }
 
-/** Reconcile reports per group (latest plus dated history) and executed restores. */
-export function createReportStore(
-  client: DynamoDBDocumentClient,
-  tableName: string,
-  options: ReportStoreOptions = {},
-): ReportStore {
-  const restoresKept = options.restoresKept ?? 100;
+/** Reconcile reports per group: the latest, dated history, and the index of reported groups. */
+export function createReportStore(client: DynamoDBDocumentClient, tableName: string): ReportStore {
   const attempt = async <T>(work: () => Promise<T>, doing: string): Promise<T> => {
     try {
       return await work();
@@ -108,14 +99,6 @@ export function createReportStore(
         `reading reports of group ${group}`,
       );
       return items.map(decode);
-    },
-    async saveRestore(group, at, record) {
-      await put({ group, sk: `restore#${iso(at)}`, ...encode(record) });
-      // Restores happen by hand, so a group has few; the oldest beyond the cap are let go.
-      const all = await keys(group, 'restore#', 'restore#~', restoresKept + 100);
-      for (const sk of all.slice(0, Math.max(0, all.length - restoresKept))) {
-        await remove(group, sk);
-      }
     },
     async pruneGroupReports(group, before, limit) {
       if (limit <= 0) return 0;
