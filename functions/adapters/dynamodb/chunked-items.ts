@@ -27,9 +27,9 @@ export function createChunkedItems(client: DynamoDBDocumentClient, tableName: st
       () => client.send(new PutCommand({ TableName: tableName, Item: item })),
       `storing ${String(item.sk)} of group ${String(item.group)}`,
     );
-  /** Sort keys (and `savedAt`) of `group`'s items starting with `prefix`, in sort key order. */
-  const keysOf = async (group: string, prefix: string) => {
-    const items = await readAll(
+  /** `group`'s items whose sort keys start with `prefix`, in sort key order. */
+  const itemsOf = (group: string, prefix: string, projection?: string) =>
+    readAll(
       client,
       {
         query: {
@@ -37,14 +37,18 @@ export function createChunkedItems(client: DynamoDBDocumentClient, tableName: st
           KeyConditionExpression: '#group = :group AND begins_with(sk, :sk)',
           ExpressionAttributeNames: { '#group': 'group' },
           ExpressionAttributeValues: { ':group': group, ':sk': prefix },
-          ProjectionExpression: 'sk, savedAt',
+          ...(projection && { ProjectionExpression: projection }),
           ConsistentRead: true,
         },
       },
-      `listing ${prefix} of group ${group}`,
+      `reading ${prefix} of group ${group}`,
     );
-    return items.map((item) => ({ sk: String(item.sk), savedAt: Number(item.savedAt) }));
-  };
+  /** Sort keys (and `savedAt`) of `group`'s items starting with `prefix`, in sort key order. */
+  const keysOf = async (group: string, prefix: string) =>
+    (await itemsOf(group, prefix, 'sk, savedAt')).map((item) => ({
+      sk: String(item.sk),
+      savedAt: Number(item.savedAt),
+    }));
   const removeKey = (group: string, sk: string) =>
     attempt(
       () => client.send(new DeleteCommand({ TableName: tableName, Key: { group, sk } })),
@@ -83,19 +87,7 @@ export function createChunkedItems(client: DynamoDBDocumentClient, tableName: st
 
     /** The head and every row in order, or undefined when there is no head. */
     async get(group: string, sk: string): Promise<Chunked | undefined> {
-      const items = await readAll(
-        client,
-        {
-          query: {
-            TableName: tableName,
-            KeyConditionExpression: '#group = :group AND begins_with(sk, :sk)',
-            ExpressionAttributeNames: { '#group': 'group' },
-            ExpressionAttributeValues: { ':group': group, ':sk': sk },
-            ConsistentRead: true,
-          },
-        },
-        `reading ${sk} of group ${group}`,
-      );
+      const items = await itemsOf(group, sk);
       const head = items.find((item) => item.sk === sk);
       if (!head) return undefined;
       // Sort keys come back in order: the chunks follow the head, by their padded index.
