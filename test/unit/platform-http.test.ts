@@ -127,6 +127,18 @@ describe('Powertools idempotency errors, as ours (the guard), then as HTTP', () 
     expect(body).toMatchObject({ error_code: 422, retriable: false });
     expect(body.message).toContain('Idempotency-Key');
   });
+
+  it('a store call cut off by the deadline (bare AbortError) is a retriable 503, not a 500', () => {
+    // Found by fuzzing: Tally-Timeout-Ms of a few ms with an Idempotency-Key.
+    const error = Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+
+    const response = errorResponse(idempotencyError(error), 'req-1');
+
+    expect(response.statusCode).toBe(503);
+    const body = bodyOf(response);
+    expect(body).toMatchObject({ error_code: 503, retriable: true });
+    expect(body.message).toContain('nothing was sent');
+  });
 });
 
 describe('errorResponse: anything else', () => {

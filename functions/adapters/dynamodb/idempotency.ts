@@ -4,7 +4,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import type { Deadline } from '../../core/deadline.js';
 import { ConflictError, UnprocessableInputError } from '../../core/errors.js';
-import { dynamoDbUnavailable, underDeadline } from './client.js';
+import { dynamoDbUnavailable, isDeadlineAbort, underDeadline } from './client.js';
 
 /** What a request produced, and whether it may be stored as the answer to every retry. */
 export interface IdempotentWork<T> {
@@ -32,8 +32,9 @@ export function idempotencyError(error: unknown): unknown {
       { field: 'Idempotency-Key', cause: error },
     );
   }
-  // Its store did not answer (in time) before the work ran: nothing was sent.
-  if (name === 'IdempotencyPersistenceLayerError') {
+  // Its store did not answer (in time) before the work ran: nothing was sent. A call cut off by
+  // the request's deadline reaches here as the SDK's bare AbortError.
+  if (name === 'IdempotencyPersistenceLayerError' || isDeadlineAbort(error)) {
     return dynamoDbUnavailable('checking the Idempotency-Key; nothing was sent', error);
   }
   return error;
