@@ -235,8 +235,7 @@ export function createAuditor(ports: AuditPorts) {
         await ports.ledger.forEachBlock(stream, (block) => {
           // A folded block is passed over whole: its outcomes are in the totals already.
           if (block.topic !== topic || block.firstSeq + block.outcomes.length - 1 <= floor) return;
-          audit.addLedgerBlock(block);
-          if (block.outcomes.some((o) => o.status === 'UNKNOWN')) keep.push(block);
+          if (audit.addLedgerBlock(block)) keep.push(block);
         });
         unknownBlocks.set(stream, keep);
       };

@@ -112,10 +112,12 @@ export class StreamAudit {
     return this.#produced;
   }
 
-  addLedgerBlock(block: LedgerBlock): void {
+  /** Adds a block's outcomes above the floor; says whether one of them is UNKNOWN. */
+  addLedgerBlock(block: LedgerBlock): boolean {
     const { floor } = this.log;
     // Blocks wholly folded cost one comparison: the ledger is read in full on every run.
-    if (block.firstSeq + block.outcomes.length - 1 <= floor) return;
+    if (block.firstSeq + block.outcomes.length - 1 <= floor) return false;
+    let unknown = false;
     const judged = block.writtenAt === undefined || block.writtenAt < this.options.judgeBefore;
     const bucketStart = bucketOf(block.writtenAt ?? 0, this.options.bucketMs);
     const bucket = this.#producedBuckets.get(bucketStart) ?? new SeqRanges();
@@ -132,10 +134,12 @@ export class StreamAudit {
         if (judged) this.#acked.addRange(from, to);
       } else if (status === 'UNKNOWN') {
         this.#unknown.addRange(from, to);
+        unknown = true;
       } else continue;
       this.#produced.addRange(from, to);
       bucket.addRange(from, to);
     }
+    return unknown;
   }
 
   addReceipts(group: string, runs: readonly SeqRange[]): void {
