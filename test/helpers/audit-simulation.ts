@@ -57,6 +57,8 @@ export interface RunFacts {
   readonly reportBytes: number;
   /** Plants of this run the report does not show. */
   readonly missed: readonly Plant[];
+  /** Findings the report names that nothing planted: `kind stream/seq`. */
+  readonly unexpected: readonly string[];
 }
 
 export interface SimulationResult {
@@ -191,6 +193,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   }
   const afterDay: Record<number, number> = {};
   const missed: Plant[] = [];
+  /** `kind stream/seq` of every plant so far: what a report may name. */
+  const plantedSoFar = new Set<string>();
   let maxCheckpointBytes = 0;
   let maxReportBytes = 0;
 
@@ -209,7 +213,10 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
           from + Math.floor(((i + 1) * options.auditEveryMs) / (options.recordsPerRun + 1));
         // The middle record of the run is the one a plant changes.
         const plant = i === options.recordsPerRun >> 1 ? mine.shift() : undefined;
-        if (plant) expectations.push({ plant, stream, seq });
+        if (plant) {
+          expectations.push({ plant, stream, seq });
+          plantedSoFar.add(`${plant.kind} ${stream}/${seq}`);
+        }
         if (plant?.kind === 'lost') {
           outcomes.push({ status: 'ACKED', partition: s % PARTITIONS, offset: '999999999' });
           continue;
@@ -271,7 +278,16 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     maxReportBytes = Math.max(maxReportBytes, reportBytes);
     const day = (now - T0) / DAY;
     if (Number.isInteger(day)) afterDay[day] = checkpointBytes;
-    options.afterRun?.({ run, day, report, checkpointBytes, reportBytes, missed: runMissed });
+    const unexpected = named(report).filter((finding) => !plantedSoFar.has(finding));
+    options.afterRun?.({
+      run,
+      day,
+      report,
+      checkpointBytes,
+      reportBytes,
+      missed: runMissed,
+      unexpected,
+    });
   }
   return {
     runs,
@@ -280,6 +296,17 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     checkpointBytesAfterDay: afterDay,
     missed,
   };
+}
+
+/** Every seq the report names as a duplicate, lost or redelivered, as `kind stream/seq`. */
+function named(report: AuditReport): string[] {
+  const seqs = (r: { from: number; to: number }) =>
+    Array.from({ length: r.to - r.from + 1 }, (_, i) => r.from + i);
+  return report.streams.flatMap((s) => [
+    ...s.producerDuplicates.map((d) => `producerDuplicate ${s.stream}/${d.seq}`),
+    ...s.lost.flatMap(seqs).map((seq) => `lost ${s.stream}/${seq}`),
+    ...s.consumerDuplicates.flatMap(seqs).map((seq) => `redelivery ${s.stream}/${seq}`),
+  ]);
 }
 
 /** Whether the report names a plant: the seq as a duplicate, lost, or redelivered. */

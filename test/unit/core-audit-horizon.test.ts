@@ -28,11 +28,12 @@ describe('audit over 180 days', () => {
       bucketMs: 5 * MINUTE,
       retentionMs: 7 * DAY,
       plants,
-      afterRun: ({ run, day, checkpointBytes, reportBytes, missed }) => {
+      afterRun: ({ run, day, checkpointBytes, reportBytes, missed, unexpected }) => {
         runsDone = run;
-        if (checkpointBytes > CHECKPOINT_BOUND || reportBytes > REPORT_BOUND || missed.length)
+        const wrong = missed.length > 0 || unexpected.length > 0;
+        if (checkpointBytes > CHECKPOINT_BOUND || reportBytes > REPORT_BOUND || wrong)
           throw new Error(
-            `run ${run} (day ${day.toFixed(2)}): checkpoint ${checkpointBytes} B gzipped, report ${reportBytes} B, missed ${JSON.stringify(missed)}`,
+            `run ${run} (day ${day.toFixed(2)}): checkpoint ${checkpointBytes} B gzipped, report ${reportBytes} B, missed ${JSON.stringify(missed)}, not planted ${unexpected.slice(0, 5)}`,
           );
       },
     });
