@@ -2,9 +2,10 @@
 // the HTTP API, started here or reused from KAFKA_BROKERS / DYNAMODB_ENDPOINT), each section in
 // its own process, one after the other: publish (handler in-process, over the local HTTP API,
 // raw kafkajs, kcat), audit (1 M and 10 M records beside a raw kafkajs consumer), reconcile
-// (10, 100, 1,000 groups), cold start (bundle size and module init per function), workflows
-// (both state machines under AWS's payload limits, simulated clusters up to 200,000 partitions).
-// Prints the collected JSON on stdout and the tables on stderr, saves both in bench/results/. A benchmark
+// (10, 100, 1,000 groups), audit horizon (checkpoint size over 180 simulated days, no stack
+// needed), cold start (bundle size and module init per function), workflows (both state
+// machines under AWS's payload limits, simulated clusters up to 200,000 partitions). Prints the
+// collected JSON on stdout and the tables on stderr, saves both in bench/results/. A benchmark
 // never fails on a number; this exits non-zero only when a section itself failed.
 //
 //   npm run bench                              everything (about 12 minutes on 2 cores)
@@ -19,6 +20,7 @@ import { alive, machineFacts, note, ROOT } from './harness.js';
 const SECTIONS = {
   publish: 'bench/publish.ts',
   audit: 'bench/audit.ts',
+  auditHorizon: 'bench/audit-horizon.ts',
   reconcile: 'bench/reconcile.ts',
   coldStart: 'bench/cold-start.ts',
   workflows: 'bench/workflows.ts',
@@ -104,6 +106,7 @@ try {
 const titles: Record<Section, string> = {
   publish: 'Publish',
   audit: 'Audit',
+  auditHorizon: 'Audit checkpoint over 180 days',
   reconcile: 'Reconcile',
   coldStart: 'Cold start',
   workflows: 'Workflows at cluster size',

@@ -21,7 +21,9 @@ export function publishAuditMetrics(report: AuditReport): void {
     emit('Duplicates', sum(stream.buckets.flatMap((b) => Object.values(b.redelivered))), {
       layer: 'consumer',
     });
-    emit('Lost', sum(stream.lost.map((r) => r.to - r.from + 1)));
+    // From the rows, like duplicates: the findings list only the newest lost ranges, and none
+    // folded past the retention horizon; the rows' first one still counts those.
+    emit('Lost', sum(stream.buckets.map((b) => b.lost)));
     emit('Pending', sum(stream.pending.map((r) => r.to - r.from + 1)));
   }
   // A single metric is flushed at its first addMetric: one per value.

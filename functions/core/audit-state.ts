@@ -1,9 +1,12 @@
+import { type FoldedRow, foldRow, type RowCounts } from './audit-retention.js';
 import { SeqCounter, SeqRanges } from './seq-ranges.js';
 
 // What an audit has read of a topic's log so far, carried from one run to the next as a
 // checkpoint: where each partition's reading stopped, and per stream the seqs seen (with how many
-// copies), which time bucket each first copy fell in, and where the copies worth naming are.
-// Memory grows with gaps, duplicate runs, buckets and findings — never with the record count.
+// copies), which time bucket each first copy the ledger does not explain fell in, and where the
+// copies worth naming are. Detail older than the retention horizon is folded into totals (a
+// stream's seqs up to its `floor`), so it grows with findings of that horizon — never with the
+// record count or the topic's age.
 
 export interface Placement {
   readonly partition: number;
@@ -31,6 +34,11 @@ export interface StreamLogJson {
   readonly buckets: Array<[start: number, seqs: Array<[number, number]>]>;
   readonly placements: Array<[seq: number, copies: PlacementJson[]]>;
   readonly spans: Array<[partition: number, first: number, last: number]>;
+  /** Seqs up to this are folded into `older` (absent in checkpoints written before folding). */
+  readonly floor?: number;
+  readonly older?: FoldedRow;
+  /** Records read after their seq was folded (a late copy: a duplicate or a late first one). */
+  readonly belowFloor?: number;
 }
 
 /** One stream's share of the log, as read so far. Mutable. */
@@ -42,6 +50,10 @@ export class StreamLog {
   readonly placements: Map<number, Placement[]>;
   /** Partition → first and last offset of this stream's records there (where a lookup reads). */
   readonly spans: Map<number, [number, number]>;
+  /** Seqs up to here are folded: counted in `older`, no longer in `log`, buckets or placements. */
+  floor: number;
+  older: FoldedRow | undefined;
+  belowFloor: number;
   /**
    * Seq → where this run found an UNKNOWN outcome's record: every one of them, not only
    * MAX_PLACED, so a single run settles them all. Not checkpointed (settled in the same run).
@@ -58,6 +70,9 @@ export class StreamLog {
       ]),
     );
     this.spans = new Map(json?.spans.map(([p, first, last]) => [p, [first, last]]));
+    this.floor = json?.floor ?? 0;
+    this.older = json?.older;
+    this.belowFloor = json?.belowFloor ?? 0;
   }
 
   /**
@@ -67,6 +82,11 @@ export class StreamLog {
    */
   add(record: LogRecord, bucketMs: number, unknown: boolean): number {
     const { seq } = record;
+    this.#span(record);
+    if (seq <= this.floor) {
+      this.belowFloor++;
+      return 0;
+    }
     if (unknown && !this.landed.has(seq)) {
       const { partition, offset, session } = record;
       this.landed.set(seq, { partition, offset, session });
@@ -80,13 +100,50 @@ export class StreamLog {
       this.buckets.set(start, bucket);
     }
     if (before > 0 || unknown) this.place(seq, record);
-    const span = this.spans.get(record.partition);
-    if (span === undefined) this.spans.set(record.partition, [record.offset, record.offset]);
-    else {
-      if (record.offset < span[0]) span[0] = record.offset;
-      if (record.offset > span[1]) span[1] = record.offset;
-    }
     return before;
+  }
+
+  #span({ partition, offset }: Placement): void {
+    const span = this.spans.get(partition);
+    if (span === undefined) this.spans.set(partition, [offset, offset]);
+    else {
+      if (offset < span[0]) span[0] = offset;
+      if (offset > span[1]) span[1] = offset;
+    }
+  }
+
+  /** Forgets which bucket `produced` seqs fell in: the ledger's time places those. */
+  forgetProduced(produced: SeqRanges): void {
+    for (const [start, seqs] of this.buckets) {
+      const rest = seqs.difference(produced);
+      if (rest.isEmpty) this.buckets.delete(start);
+      else this.buckets.set(start, rest);
+    }
+  }
+
+  /** Folds every seq up to `floor` into `older` as `row` (the counts of those seqs). */
+  foldThrough(floor: number, row: RowCounts, since: number, until: number): void {
+    if (floor <= this.floor) return;
+    this.older = foldRow(this.older, row, since, until);
+    this.log.dropThrough(floor);
+    for (const [start, seqs] of this.buckets) {
+      const rest = seqs.above(floor);
+      if (rest.isEmpty) this.buckets.delete(start);
+      else this.buckets.set(start, rest);
+    }
+    for (const seq of this.placements.keys()) if (seq <= floor) this.placements.delete(seq);
+    this.floor = floor;
+  }
+
+  /**
+   * Keeps the copies of the newest `keep` repeated seqs: single copies were kept only to settle
+   * UNKNOWN outcomes (done by then), and older repeats have been reported with theirs.
+   */
+  prunePlacements(keep: number): void {
+    const repeated = [...this.placements.keys()].filter((seq) => this.log.timesOf(seq) > 1);
+    repeated.sort((a, b) => b - a);
+    const kept = new Set(repeated.slice(0, keep));
+    for (const seq of this.placements.keys()) if (!kept.has(seq)) this.placements.delete(seq);
   }
 
   /** Records where a copy of `seq` is, unless already known or the described set is full. */
@@ -111,6 +168,9 @@ export class StreamLog {
         copies.map((c): PlacementJson => [c.partition, c.offset, c.session]),
       ]),
       spans: [...this.spans].map(([p, [first, last]]) => [p, first, last]),
+      floor: this.floor,
+      ...(this.older ? { older: this.older } : {}),
+      belowFloor: this.belowFloor,
     };
   }
 }
@@ -126,6 +186,11 @@ export interface CheckpointJson {
   readonly unread: number;
   /** Bucket start → records of any kind found there (for count-only receipts). */
   readonly topicBuckets: Array<[start: number, count: number]>;
+  /** Buckets before this (ms) are folded into `olderInLog` (absent before folding). */
+  readonly foldedBefore?: number;
+  /** The earliest bucket folded (ms). */
+  readonly foldedSince?: number;
+  readonly olderInLog?: number;
   readonly streams: Array<[stream: string, log: StreamLogJson]>;
 }
 
@@ -134,6 +199,10 @@ export class TopicLog {
   readonly next: Map<number, number>;
   readonly streams: Map<string, StreamLog>;
   readonly topicBuckets: Map<number, number>;
+  /** Records of buckets before `foldedBefore` (ms), no longer counted per bucket. */
+  olderInLog: number;
+  foldedBefore: number;
+  foldedSince: number | undefined;
   scanned: number;
   untracked: number;
   unread: number;
@@ -150,6 +219,9 @@ export class TopicLog {
     this.next = new Map(json?.next);
     this.streams = new Map(json?.streams.map(([name, s]) => [name, new StreamLog(s)]));
     this.topicBuckets = new Map(json?.topicBuckets);
+    this.olderInLog = json?.olderInLog ?? 0;
+    this.foldedBefore = json?.foldedBefore ?? 0;
+    this.foldedSince = json?.foldedSince;
     this.scanned = json?.scanned ?? 0;
     this.untracked = json?.untracked ?? 0;
     this.unread = json?.unread ?? 0;
@@ -166,7 +238,19 @@ export class TopicLog {
 
   countInBucket(timestamp: number, bucketMs: number): void {
     const start = bucketOf(timestamp, bucketMs);
-    this.topicBuckets.set(start, (this.topicBuckets.get(start) ?? 0) + 1);
+    if (start < this.foldedBefore) this.olderInLog++;
+    else this.topicBuckets.set(start, (this.topicBuckets.get(start) ?? 0) + 1);
+  }
+
+  /** Folds the buckets that end by `cutoff` (ms) into `olderInLog`. */
+  foldBuckets(cutoff: number, bucketMs: number): void {
+    for (const [start, count] of this.topicBuckets) {
+      if (start + bucketMs > cutoff) continue;
+      this.olderInLog += count;
+      this.topicBuckets.delete(start);
+      this.foldedBefore = Math.max(this.foldedBefore, start + bucketMs);
+      this.foldedSince = Math.min(this.foldedSince ?? start, start);
+    }
   }
 
   toJSON(): CheckpointJson {
@@ -178,35 +262,51 @@ export class TopicLog {
       untracked: this.untracked,
       unread: this.unread,
       topicBuckets: [...this.topicBuckets],
+      foldedBefore: this.foldedBefore,
+      ...(this.foldedSince === undefined ? {} : { foldedSince: this.foldedSince }),
+      olderInLog: this.olderInLog,
       streams: [...this.streams].map(([name, s]) => [name, s.toJSON()]),
     };
   }
 }
 
 /**
- * The last `capacity` tracked records a scan passed, in fixed-size typed arrays (~36 bytes a
- * slot), so the earlier copy of a repeat — usually a retry seconds after the original — can be
- * named without reading the log again. Not checkpointed.
+ * The last `capacity` tracked records a scan passed, in typed arrays (~36 bytes a slot), so the
+ * earlier copy of a repeat — usually a retry seconds after the original — can be named without
+ * reading the log again. The arrays grow as records come, up to `capacity`: a run that reads a
+ * few records (most scheduled ones) does not pay for the whole window. Not checkpointed.
  */
 export class RecentRecords {
-  readonly #seqs: Float64Array;
-  readonly #offsets: Float64Array;
-  readonly #partitions: Int32Array;
-  readonly #streams: Array<string | undefined>;
-  readonly #sessions: Array<string | undefined>;
+  #seqs: Float64Array;
+  #offsets: Float64Array;
+  #partitions: Int32Array;
+  readonly #streams: Array<string | undefined> = [];
+  readonly #sessions: Array<string | undefined> = [];
   #next = 0;
   #size = 0;
 
   constructor(readonly capacity = 200_000) {
-    this.#seqs = new Float64Array(capacity);
-    this.#offsets = new Float64Array(capacity);
-    this.#partitions = new Int32Array(capacity);
-    this.#streams = new Array(capacity);
-    this.#sessions = new Array(capacity);
+    const initial = Math.min(capacity, 256);
+    this.#seqs = new Float64Array(initial);
+    this.#offsets = new Float64Array(initial);
+    this.#partitions = new Int32Array(initial);
+  }
+
+  /** Doubles the typed arrays (up to `capacity`); only before the ring first wraps. */
+  #grow(): void {
+    const length = Math.min(this.capacity, this.#seqs.length * 2);
+    const grown = <T extends Float64Array | Int32Array>(from: T, to: T): T => {
+      to.set(from);
+      return to;
+    };
+    this.#seqs = grown(this.#seqs, new Float64Array(length));
+    this.#offsets = grown(this.#offsets, new Float64Array(length));
+    this.#partitions = grown(this.#partitions, new Int32Array(length));
   }
 
   push(stream: string, seq: number, placement: Placement): void {
     const i = this.#next;
+    if (i >= this.#seqs.length) this.#grow();
     this.#seqs[i] = seq;
     this.#offsets[i] = placement.offset;
     this.#partitions[i] = placement.partition;

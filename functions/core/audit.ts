@@ -1,4 +1,6 @@
+import { foldOld, saveBounded } from './audit-fold.js';
 import { type SeqFateFigures, type SeqFatePorts, SeqFates } from './audit-holes.js';
+import { DEFAULT_RETENTION_MS, newest, REPORT_ROWS } from './audit-retention.js';
 import {
   bucketOf,
   type CheckpointJson,
@@ -80,6 +82,8 @@ export interface AuditPorts {
   readonly seqFates?: SeqFatePorts;
   /** Reconcile's REWIND/LOST events of a group on a topic, to explain consumer-side duplicates. */
   readonly reconcile?: { events(group: string, topic: string): Promise<ReconcileEvent[]> };
+  /** Now, in ms since the epoch (default Date.now). */
+  readonly clock?: () => number;
 }
 
 export interface ReconcileEvent {
@@ -91,12 +95,19 @@ export interface ReconcileEvent {
 
 type ConsumerDuplicate = AuditFindings['consumerDuplicates'][number];
 
-/** Findings, with each consumer-side duplicate linked to the reconcile events that explain it. */
+/**
+ * Findings, with each consumer-side duplicate linked to the reconcile events that explain it.
+ * Each list names its newest LIST_CAP items; `leftOff` counts the older ones per list (their
+ * totals are in the rows).
+ */
 export type LinkedFindings = Omit<AuditFindings, 'consumerDuplicates'> & {
   readonly consumerDuplicates: ReadonlyArray<
     ConsumerDuplicate & { readonly reconcileEvents: readonly ReconcileEvent[] }
   >;
   readonly buckets: readonly BucketRow[];
+  /** Records read after their seq was folded: a late duplicate or a late first copy. */
+  readonly belowFloor?: number;
+  readonly leftOff?: Readonly<Record<string, number>>;
 } & Partial<SeqFateFigures>;
 
 export interface AuditRequest {
@@ -112,6 +123,11 @@ export interface AuditRequest {
   readonly bucketMs: number;
   /** Streams to compare even if none of their records is in the log (default: the topic's name). */
   readonly streams?: readonly string[];
+  /**
+   * Detail older than this (ms) is folded into one row of totals per stream and for the topic
+   * (default DEFAULT_RETENTION_MS, 7 days): what bounds the checkpoint.
+   */
+  readonly retentionMs?: number;
 }
 
 export interface AuditReport {
@@ -133,6 +149,8 @@ export interface AuditReport {
   /** Per time bucket: records of any kind in the log, and count-only receipts per group. */
   readonly topicBuckets: ReadonlyArray<{
     readonly start: string;
+    /** On a first row summing every bucket from `start` to here (folded or not listed). */
+    readonly until?: string;
     readonly inLog: number;
     readonly counted: Readonly<Record<string, number>>;
   }>;
@@ -140,6 +158,12 @@ export interface AuditReport {
   readonly settled: { readonly landed: number; readonly notWritten: number };
   /** Wall time per phase (ledger, scan, receipts, lookup, compare, checkpoint), ms. */
   readonly timingsMs?: Readonly<Record<string, number>>;
+  /** Detail before `foldedBefore` is only in totals; `overflow` says why a save folded it all. */
+  readonly retention?: {
+    readonly horizonMs: number;
+    readonly foldedBefore?: string;
+    readonly overflow?: string;
+  };
 }
 
 /** Where this run knows a copy of `seq` to be: a placement it names, or where it found it. */
@@ -186,10 +210,11 @@ function identity(headers: ScannedRecord['headers']): { stream: string; seq: num
 }
 
 export function createAuditor(ports: AuditPorts) {
+  const clock = ports.clock ?? Date.now;
   return {
     async run(request: AuditRequest): Promise<AuditReport> {
-      const at = new Date().toISOString();
-      const startedAt = Date.parse(at);
+      const startedAt = clock();
+      const at = new Date(startedAt).toISOString();
       const { topic, bucketMs } = request;
       const saved = await ports.checkpoints.load(topic);
       const state = new TopicLog(topic, saved?.state);
@@ -210,11 +235,13 @@ export function createAuditor(ports: AuditPorts) {
       const readLedger = async (stream: string) => {
         const audit = auditOf(stream);
         const keep: LedgerBlock[] = [];
+        const { floor } = state.stream(stream);
         await ports.ledger.forEachBlock(stream, (block) => {
+          // Every block counts for the seqs' fates (holes are seqs no block holds), folded or not.
           fates.addBlock(block);
-          if (block.topic !== topic) return;
-          audit.addLedgerBlock(block);
-          if (block.outcomes.some((o) => o.status === 'UNKNOWN')) keep.push(block);
+          // A folded block is passed over whole: its outcomes are in the totals already.
+          if (block.topic !== topic || block.firstSeq + block.outcomes.length - 1 <= floor) return;
+          if (audit.addLedgerBlock(block)) keep.push(block);
         });
         unknownBlocks.set(stream, keep);
       };
@@ -275,7 +302,7 @@ export function createAuditor(ports: AuditPorts) {
         }
       }
       await timings.time('lookup', () =>
-        placeMissing(ports, request, state, audits, recent, unknownBlocks),
+        placeMissing(ports, request, state, audits, recent, unknownBlocks, clock),
       );
 
       const fateFigures =
@@ -298,17 +325,23 @@ export function createAuditor(ports: AuditPorts) {
             if (after.status === 'NOT_SENT') notWritten++;
           });
         }
-        const linked = await link(ports, topic, stream, findings, audit.buckets(scan.complete));
-        streams.push({ ...linked, ...fateFigures?.get(stream) });
+        const rows = audit.buckets(scan.complete, REPORT_ROWS);
+        const linked = await link(ports, topic, stream, findings, rows);
+        const { belowFloor } = state.stream(stream);
+        streams.push({
+          ...linked,
+          ...(belowFloor > 0 && { belowFloor }),
+          ...fateFigures?.get(stream),
+        });
       }
       timings.add('compare', performance.now() - compared);
-      // Single copies were kept only to settle UNKNOWN outcomes, which is done now.
-      for (const log of state.streams.values()) {
-        for (const seq of log.placements.keys())
-          if (log.log.timesOf(seq) < 2) log.placements.delete(seq);
-      }
-      await timings.time('checkpoint', () =>
-        ports.checkpoints.save(topic, state.toJSON(), saved?.version ?? 0),
+      const retentionMs = request.retentionMs ?? DEFAULT_RETENTION_MS;
+      const folding = { bucketMs, complete: scan.complete };
+      foldOld(state, audits, { ...folding, cutoff: startedAt - retentionMs });
+      const save = (json: CheckpointJson) =>
+        ports.checkpoints.save(topic, json, saved?.version ?? 0);
+      const overflow = await timings.time('checkpoint', () =>
+        saveBounded(save, state, audits, folding),
       );
 
       return {
@@ -324,6 +357,13 @@ export function createAuditor(ports: AuditPorts) {
         topicBuckets: await topicBuckets(ports, request, state),
         settled: { landed, notWritten },
         timingsMs: timings.toJSON(),
+        retention: {
+          horizonMs: retentionMs,
+          ...(state.foldedBefore > 0
+            ? { foldedBefore: new Date(state.foldedBefore).toISOString() }
+            : {}),
+          ...(overflow === undefined ? {} : { overflow }),
+        },
       };
     },
   };
@@ -377,6 +417,7 @@ async function placeMissing(
   audits: ReadonlyMap<string, StreamAudit>,
   recent: RecentRecords,
   unknownBlocks: ReadonlyMap<string, readonly LedgerBlock[]>,
+  clock: () => number,
 ): Promise<void> {
   const missing = new Map<string, SeqRanges>();
   for (const [stream, audit] of audits) {
@@ -400,7 +441,7 @@ async function placeMissing(
     }
     if (!seqs.isEmpty) missing.set(stream, seqs);
   }
-  if (missing.size === 0 || Date.now() >= request.scanDeadlineAt) return;
+  if (missing.size === 0 || clock() >= request.scanDeadlineAt) return;
   const from = new Map<number, number>();
   const until = new Map<number, number>();
   for (const stream of missing.keys()) {
@@ -424,14 +465,40 @@ async function placeMissing(
   });
 }
 
+/** The findings' lists cut to their newest LIST_CAP items, and how many each left off. */
+function capped(findings: AuditFindings): {
+  findings: AuditFindings;
+  leftOff?: Record<string, number>;
+} {
+  const leftOff: Record<string, number> = {};
+  const cut = <T>(name: string, items: readonly T[]): T[] => {
+    const { kept, leftOff: n } = newest(items);
+    if (n > 0) leftOff[name] = n;
+    return kept;
+  };
+  const cutFindings: AuditFindings = {
+    ...findings,
+    producerDuplicates: cut('producerDuplicates', findings.producerDuplicates),
+    consumerDuplicates: cut('consumerDuplicates', findings.consumerDuplicates),
+    lost: cut('lost', findings.lost),
+    pending: cut('pending', findings.pending),
+    unknownLanded: cut('unknownLanded', findings.unknownLanded),
+    unknownAbsent: cut('unknownAbsent', findings.unknownAbsent),
+  };
+  return Object.keys(leftOff).length > 0
+    ? { findings: cutFindings, leftOff }
+    : { findings: cutFindings };
+}
+
 /** Names where lost records were acknowledged and links redeliveries to reconcile's events. */
 async function link(
   ports: AuditPorts,
   topic: string,
   stream: string,
-  findings: AuditFindings,
+  uncapped: AuditFindings,
   buckets: BucketRow[],
 ): Promise<LinkedFindings> {
+  const { findings, leftOff } = capped(uncapped);
   const lost: Array<LinkedFindings['lost'][number]> = [];
   for (const range of findings.lost) {
     const block: LedgerBlock | undefined =
@@ -455,9 +522,14 @@ async function link(
       reconcileEvents: events.get(d.group) ?? [],
     })),
     buckets,
+    ...(leftOff ? { leftOff } : {}),
   };
 }
 
+/**
+ * Per time bucket, the topic's records in the log and count-only receipts per group: the newest
+ * REPORT_ROWS buckets one by one, and a first row summing older ones (folded or not listed).
+ */
 async function topicBuckets(
   ports: AuditPorts,
   request: AuditRequest,
@@ -475,9 +547,34 @@ async function topicBuckets(
   const starts = [...new Set([...state.topicBuckets.keys(), ...counted.keys()])].sort(
     (a, b) => a - b,
   );
-  return starts.map((start) => ({
-    start: new Date(start).toISOString(),
-    inLog: state.topicBuckets.get(start) ?? 0,
+  const rowOf = (start: number) => ({
+    inLog: start < state.foldedBefore ? 0 : (state.topicBuckets.get(start) ?? 0),
     counted: counted.get(start) ?? {},
+  });
+  const { kept, leftOff } = newest(starts, REPORT_ROWS);
+  const rows: Array<AuditReport['topicBuckets'][number]> = kept.map((start) => ({
+    start: new Date(start).toISOString(),
+    ...rowOf(start),
   }));
+  const unlisted = starts.slice(0, leftOff);
+  if (unlisted.length === 0 && state.olderInLog === 0) return rows;
+  const older = { inLog: state.olderInLog, counted: {} as Record<string, number> };
+  for (const start of unlisted) {
+    const row = rowOf(start);
+    older.inLog += row.inLog;
+    for (const [group, n] of Object.entries(row.counted))
+      older.counted[group] = (older.counted[group] ?? 0) + n;
+  }
+  const since = Math.min(
+    state.foldedSince ?? Number.POSITIVE_INFINITY,
+    unlisted[0] ?? Number.POSITIVE_INFINITY,
+  );
+  const until = Math.max(
+    state.foldedBefore,
+    (unlisted[unlisted.length - 1] ?? 0) + request.bucketMs,
+  );
+  return [
+    { start: new Date(since).toISOString(), until: new Date(until).toISOString(), ...older },
+    ...rows,
+  ];
 }

@@ -237,6 +237,15 @@ export class SeqRanges {
     return out;
   }
 
+  /** The seqs greater than `seq`, as a new set: what is left once everything up to it is folded. */
+  above(seq: number): SeqRanges {
+    const r = this.r;
+    const i = 2 * this.firstEndingAtOrAfter(seq + 1);
+    const out = r.slice(i);
+    if (out.length > 0 && (out[0] as number) <= seq) out[0] = seq + 1;
+    return SeqRanges.ofFlat(out);
+  }
+
   /** A copy that can be changed independently. */
   clone(): SeqRanges {
     return SeqRanges.ofFlat([...this.r]);
@@ -402,6 +411,25 @@ export class SeqCounter {
     }
     for (const [f, t] of this.once.runsWithin(from, to)) this.bump(f, t);
     this.once.addRange(from, to);
+    return this;
+  }
+
+  /** Forgets every seq up to `seq` (folded into totals by the caller): memory stays with the rest. */
+  dropThrough(seq: number): this {
+    this.once = this.once.above(seq);
+    const kept: number[] = [];
+    let extra = 0;
+    const m = this.multi;
+    for (let i = 0; i < m.length; i += 3) {
+      const to = m[i + 1] as number;
+      if (to <= seq) continue;
+      const from = Math.max(m[i] as number, seq + 1);
+      const times = m[i + 2] as number;
+      kept.push(from, to, times);
+      extra += (to - from + 1) * (times - 1);
+    }
+    this.multi = kept;
+    this.observations = this.once.count + extra;
     return this;
   }
 

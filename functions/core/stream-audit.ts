@@ -1,12 +1,15 @@
+import { foldRow, KEEP_PLACED, type RowCounts } from './audit-retention.js';
 import { bucketOf, MAX_PLACED, type Placement, type StreamLog } from './audit-state.js';
 import type { RecordOutcome } from './outcomes.js';
 import type { LedgerBlock } from './publish-ports.js';
-import { SeqCounter, type SeqRange, SeqRanges } from './seq-ranges.js';
+import { type DuplicateRun, SeqCounter, type SeqRange, SeqRanges } from './seq-ranges.js';
 
 // One stream's audit: what the ledger says was produced, what the log holds (by `tally.*`
 // headers, as read so far into a StreamLog), and what each downstream group processed — and, for
 // every difference, the layer that explains it. Ledger blocks and receipts are streamed in; memory
-// grows with gaps, duplicate runs, buckets and findings, not with records.
+// grows with gaps, duplicate runs, buckets and findings, not with records. Seqs up to the
+// StreamLog's floor are folded (counted in its `older` row): ledger outcomes and receipts of
+// those seqs are passed over.
 
 export interface AuditFindings {
   readonly stream: string;
@@ -55,20 +58,13 @@ export interface AuditFindings {
  * `produced + notInLedger − inLog = lost + unknownAbsent (+ what is not read yet)` and
  * `inLog − processed[g] = pending[g]` (less what g processed that the log no longer holds).
  */
-export interface BucketRow {
+export interface BucketRow extends RowCounts {
   readonly start: string;
-  readonly produced: number;
-  readonly inLog: number;
-  /** In the log with no ACKED/UNKNOWN outcome in the ledger. */
-  readonly notInLedger: number;
-  /** Extra copies in the log (producer-side duplicates). */
-  readonly duplicatesInLog: number;
-  readonly lost: number;
-  readonly unknownAbsent: number;
-  readonly processed: Readonly<Record<string, number>>;
-  readonly pending: Readonly<Record<string, number>>;
-  /** Extra deliveries per group (consumer-side duplicates). */
-  readonly redelivered: Readonly<Record<string, number>>;
+  /**
+   * Only on the first row when older buckets are not listed one by one: it sums every bucket
+   * from `start` up to `until` (those folded out of the checkpoint, then unlisted ones).
+   */
+  readonly until?: string;
 }
 
 export interface StreamAuditOptions {
@@ -93,9 +89,9 @@ const extraCopies = (
 };
 
 export class StreamAudit {
-  readonly #acked = new SeqRanges();
-  readonly #unknown = new SeqRanges();
-  readonly #produced = new SeqRanges();
+  #acked = new SeqRanges();
+  #unknown = new SeqRanges();
+  #produced = new SeqRanges();
   /** Bucket start → produced seqs whose ledger block was written in it. */
   readonly #producedBuckets = new Map<number, SeqRanges>();
   readonly #groups = new Map<string, SeqCounter>();
@@ -111,28 +107,45 @@ export class StreamAudit {
     return this.#unknown.has(seq);
   }
 
-  addLedgerBlock(block: LedgerBlock): void {
+  /** All produced seqs (ACKED or UNKNOWN) above the floor. */
+  get produced(): SeqRanges {
+    return this.#produced;
+  }
+
+  /** Adds a block's outcomes above the floor; says whether one of them is UNKNOWN. */
+  addLedgerBlock(block: LedgerBlock): boolean {
+    const { floor } = this.log;
+    // Blocks wholly folded cost one comparison: the ledger is read in full on every run.
+    if (block.firstSeq + block.outcomes.length - 1 <= floor) return false;
+    let unknown = false;
     const judged = block.writtenAt === undefined || block.writtenAt < this.options.judgeBefore;
     const bucketStart = bucketOf(block.writtenAt ?? 0, this.options.bucketMs);
     const bucket = this.#producedBuckets.get(bucketStart) ?? new SeqRanges();
     this.#producedBuckets.set(bucketStart, bucket);
-    block.outcomes.forEach((outcome: RecordOutcome, i) => {
-      const seq = block.firstSeq + i;
-      if (outcome.status === 'ACKED') {
-        if (judged) this.#acked.add(seq);
-      } else if (outcome.status === 'UNKNOWN') {
-        this.#unknown.add(seq);
-      } else {
-        return;
-      }
-      this.#produced.add(seq);
-      bucket.add(seq);
-    });
+    // Runs of one status are added as ranges: a block is mostly one status.
+    const { firstSeq, outcomes } = block;
+    for (let i = Math.max(0, floor + 1 - firstSeq); i < outcomes.length; ) {
+      const status = (outcomes[i] as RecordOutcome).status;
+      let end = i + 1;
+      while (end < outcomes.length && (outcomes[end] as RecordOutcome).status === status) end++;
+      const [from, to] = [firstSeq + i, firstSeq + end - 1];
+      i = end;
+      if (status === 'ACKED') {
+        if (judged) this.#acked.addRange(from, to);
+      } else if (status === 'UNKNOWN') {
+        this.#unknown.addRange(from, to);
+        unknown = true;
+      } else continue;
+      this.#produced.addRange(from, to);
+      bucket.addRange(from, to);
+    }
+    return unknown;
   }
 
   addReceipts(group: string, runs: readonly SeqRange[]): void {
     const counter = this.#groups.get(group) ?? new SeqCounter();
-    for (const [from, to] of runs) counter.addRange(from, to);
+    const { floor } = this.log;
+    for (const [from, to] of runs) if (to > floor) counter.addRange(Math.max(from, floor + 1), to);
     this.#groups.set(group, counter);
   }
 
@@ -143,8 +156,11 @@ export class StreamAudit {
   missingPlacements(): SeqRanges {
     const missing = new SeqRanges();
     const { log, placements } = this.log;
-    for (const run of log.duplicates()) {
-      for (let seq = run.from; seq <= run.to && missing.count < MAX_PLACED; seq++) {
+    // Only the newest repeats keep their copies in the checkpoint (KEEP_PLACED): looking for
+    // older ones again on every run would re-read the log for copies that are then dropped.
+    let looked = 0;
+    for (const run of log.duplicates().reverse()) {
+      for (let seq = run.to; seq >= run.from && looked < KEEP_PLACED; seq--, looked++) {
         if ((placements.get(seq)?.length ?? 0) < run.times) missing.add(seq);
       }
     }
@@ -162,20 +178,24 @@ export class StreamAudit {
     const inLog = log.seen();
     const logDuplicates = new SeqRanges();
     const producerDuplicates: Array<AuditFindings['producerDuplicates'][number]> = [];
-    for (const run of log.duplicates()) {
-      logDuplicates.addRange(run.from, run.to);
-      for (let seq = run.from; seq <= run.to && producerDuplicates.length < MAX_PLACED; seq++) {
+    const runs = log.duplicates();
+    for (const run of runs) logDuplicates.addRange(run.from, run.to);
+    // The newest are described: older ones were, by earlier runs.
+    for (const run of runs.reverse()) {
+      for (let seq = run.to; seq >= run.from && producerDuplicates.length < MAX_PLACED; seq--) {
         const copies = [...(placements.get(seq) ?? [])].sort(
           (a, b) => a.partition - b.partition || a.offset - b.offset,
         );
         producerDuplicates.push({ seq, copies, times: run.times });
       }
     }
+    producerDuplicates.reverse();
     const consumerDuplicates: Array<AuditFindings['consumerDuplicates'][number]> = [];
     const pending: Array<AuditFindings['pending'][number]> = [];
     const processed: Record<string, number> = {};
+    const older = this.log.older;
     for (const [group, counter] of this.#groups) {
-      processed[group] = counter.seen().count;
+      processed[group] = counter.seen().count + (older?.processed[group] ?? 0);
       for (const run of counter.duplicates()) {
         // Redelivery is a consumer-side duplicate only where the log itself holds one copy.
         const single = SeqRanges.from([[run.from, run.to]]).difference(logDuplicates);
@@ -200,8 +220,8 @@ export class StreamAudit {
       : [];
     return {
       stream: this.stream,
-      produced: this.#produced.count,
-      inLog: inLog.count,
+      produced: this.#produced.count + (older?.produced ?? 0),
+      inLog: inLog.count + (older?.inLog ?? 0),
       processed,
       producerDuplicates,
       consumerDuplicates,
@@ -212,39 +232,142 @@ export class StreamAudit {
     };
   }
 
-  /** Per time bucket, oldest first: each layer's count of the same seqs (see BucketRow). */
-  buckets(complete: boolean): BucketRow[] {
-    const inLog = this.log.log.seen();
-    const logRuns = this.log.log.duplicates();
-    const starts = [...new Set([...this.#producedBuckets.keys(), ...this.log.buckets.keys()])];
-    starts.sort((a, b) => a - b);
-    const groups = [...this.#groups].map(([group, counter]) => ({
-      group,
-      seen: counter.seen(),
-      runs: counter.duplicates(),
-    }));
-    return starts.map((start): BucketRow => {
-      const produced = this.#producedBuckets.get(start) ?? new SeqRanges();
-      const notInLedger = (this.log.buckets.get(start) ?? new SeqRanges()).difference(
-        this.#produced,
-      );
-      const seqs = produced.union(notInLedger);
-      const found = seqs.intersect(inLog);
-      const missing = produced.difference(inLog);
-      const perGroup = (f: (g: (typeof groups)[number]) => number) =>
-        Object.fromEntries(groups.map((g) => [g.group, f(g)]));
-      return {
+  /**
+   * Per time bucket, oldest first: each layer's count of the same seqs (see BucketRow). With
+   * `listed`, only the newest `listed` buckets have a row each; a first row sums the rest and
+   * what the checkpoint has folded.
+   */
+  buckets(complete: boolean, listed = Number.POSITIVE_INFINITY): BucketRow[] {
+    const starts = this.#starts();
+    const shown = starts.slice(Math.max(0, starts.length - listed));
+    const layers = this.#layers(complete);
+    const rows = shown.map(
+      (start): BucketRow => ({
         start: new Date(start).toISOString(),
-        produced: produced.count,
-        inLog: found.count,
-        notInLedger: notInLedger.count,
-        duplicatesInLog: extraCopies(seqs, logRuns),
-        lost: complete ? missing.intersect(this.#acked).count : 0,
-        unknownAbsent: complete ? missing.intersect(this.#unknown).count : 0,
-        processed: perGroup((g) => seqs.intersect(g.seen).count),
-        pending: perGroup((g) => found.difference(g.seen).count),
-        redelivered: perGroup((g) => extraCopies(seqs, g.runs)),
-      };
-    });
+        ...this.#counts(layers, this.#seqsOf([start])),
+      }),
+    );
+    const unlisted = starts.slice(0, starts.length - shown.length);
+    let older = this.log.older;
+    if (unlisted.length > 0) {
+      const since = unlisted[0] as number;
+      const until = (unlisted[unlisted.length - 1] as number) + this.options.bucketMs;
+      older = foldRow(older, this.#counts(layers, this.#seqsOf(unlisted)), since, until);
+    }
+    if (older === undefined) return rows;
+    const { since, until, ...counts } = older;
+    const first: BucketRow = {
+      start: new Date(since).toISOString(),
+      until: new Date(until).toISOString(),
+      ...counts,
+    };
+    return [first, ...rows];
   }
+
+  /**
+   * Folds the seqs of every bucket that ended by `cutoff` (ms), and any lower seq, into the
+   * StreamLog's `older` row, and forgets them here too. Lost and absent counts are final only
+   * when `complete` (else folded as 0): the auditor folds incomplete runs only to save at all.
+   */
+  fold(cutoff: number, complete: boolean): void {
+    const { bucketMs } = this.options;
+    const folded = this.#starts().filter((start) => start + bucketMs <= cutoff);
+    const seqs = this.#seqsOf(folded);
+    const floor = Math.max(seqs.produced.max ?? 0, seqs.logOnly.max ?? 0);
+    if (floor <= this.log.floor) return;
+    const range = SeqRanges.from([[this.log.floor + 1, floor]]);
+    const all = { produced: this.#produced.intersect(range), logOnly: new SeqRanges() };
+    for (const bucket of this.log.buckets.values()) all.logOnly = all.logOnly.union(bucket);
+    all.logOnly = all.logOnly.intersect(range).difference(this.#produced);
+    const since = folded[0] as number;
+    const until = (folded[folded.length - 1] as number) + bucketMs;
+    this.log.foldThrough(floor, this.#counts(this.#layers(complete), all), since, until);
+    this.#acked = this.#acked.above(floor);
+    this.#unknown = this.#unknown.above(floor);
+    this.#produced = this.#produced.above(floor);
+    for (const [start, bucket] of this.#producedBuckets) {
+      const rest = bucket.above(floor);
+      if (rest.isEmpty) this.#producedBuckets.delete(start);
+      else this.#producedBuckets.set(start, rest);
+    }
+    for (const counter of this.#groups.values()) counter.dropThrough(floor);
+  }
+
+  /** Bucket starts of the ledger's produced seqs and the log's unexplained ones, in order. */
+  #starts(): number[] {
+    const starts = [...new Set([...this.#producedBuckets.keys(), ...this.log.buckets.keys()])];
+    return starts.sort((a, b) => a - b);
+  }
+
+  /** The seqs of the buckets at `starts`: produced in them, or first found in the log there. */
+  #seqsOf(starts: readonly number[]): { produced: SeqRanges; logOnly: SeqRanges } {
+    if (starts.length === 1) {
+      const start = starts[0] as number;
+      const logOnly = this.log.buckets.get(start)?.difference(this.#produced);
+      return {
+        produced: this.#producedBuckets.get(start) ?? new SeqRanges(),
+        logOnly: logOnly ?? new SeqRanges(),
+      };
+    }
+    // Added range by range: buckets come in time order, so mostly appends (O(1) each).
+    const produced = new SeqRanges();
+    const logOnly = new SeqRanges();
+    for (const start of starts) {
+      for (const [from, to] of this.#producedBuckets.get(start)?.ranges() ?? [])
+        produced.addRange(from, to);
+      for (const [from, to] of this.log.buckets.get(start)?.ranges() ?? [])
+        logOnly.addRange(from, to);
+    }
+    return { produced, logOnly: logOnly.difference(this.#produced) };
+  }
+
+  /** What every row is counted against, taken once for all rows of a call. */
+  #layers(complete: boolean): Layers {
+    return {
+      complete,
+      inLog: this.log.log.seen(),
+      logRuns: this.log.log.duplicates(),
+      groups: [...this.#groups].map(([group, counter]) => ({
+        group,
+        seen: counter.seen(),
+        runs: counter.duplicates(),
+      })),
+    };
+  }
+
+  /** Each layer's count of one set of seqs: those `produced`, and those only the log holds. */
+  #counts(layers: Layers, of: { produced: SeqRanges; logOnly: SeqRanges }): RowCounts {
+    const { complete, inLog, logRuns, groups } = layers;
+    const { produced, logOnly } = of;
+    const seqs = produced.union(logOnly);
+    const found = seqs.intersect(inLog);
+    const missing = produced.difference(inLog);
+    const perGroup = (f: (g: Layers['groups'][number]) => number) => {
+      const counts: Record<string, number> = {};
+      for (const g of groups) counts[g.group] = f(g);
+      return counts;
+    };
+    return {
+      produced: produced.count,
+      inLog: found.count,
+      notInLedger: logOnly.count,
+      duplicatesInLog: extraCopies(seqs, logRuns),
+      lost: complete ? missing.intersect(this.#acked).count : 0,
+      unknownAbsent: complete ? missing.intersect(this.#unknown).count : 0,
+      processed: perGroup((g) => seqs.intersect(g.seen).count),
+      pending: perGroup((g) => found.difference(g.seen).count),
+      redelivered: perGroup((g) => extraCopies(seqs, g.runs)),
+    };
+  }
+}
+
+interface Layers {
+  readonly complete: boolean;
+  readonly inLog: SeqRanges;
+  readonly logRuns: readonly DuplicateRun[];
+  readonly groups: ReadonlyArray<{
+    readonly group: string;
+    readonly seen: SeqRanges;
+    readonly runs: readonly DuplicateRun[];
+  }>;
 }

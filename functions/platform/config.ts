@@ -271,6 +271,8 @@ export interface AuditConfig extends CommonConfig {
   readonly scanTimeoutMs: number;
   /** Width of the report's time buckets. */
   readonly bucketSeconds: number;
+  /** Detail older than this is folded into totals: what bounds the audit's checkpoint. */
+  readonly retentionSeconds: number;
 }
 
 export function loadAuditConfig(env: Env = process.env): AuditConfig {
@@ -286,6 +288,9 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     horizonSeconds: integer(env, 'TALLY_AUDIT_HORIZON_SECONDS', 300, 0, 86_400),
     scanTimeoutMs: integer(env, 'TALLY_AUDIT_SCAN_TIMEOUT_MS', 600_000, 1000, 900_000),
     bucketSeconds: integer(env, 'TALLY_AUDIT_BUCKET_SECONDS', 300, 1, 86_400),
+    // At least the longest horizon (an UNKNOWN is settled before it is folded); at most a month,
+    // for the checkpoint's bound (one count per bucket of the topic is kept that long).
+    retentionSeconds: integer(env, 'TALLY_AUDIT_RETENTION_SECONDS', 604_800, 86_400, 2_678_400),
   };
 }
 

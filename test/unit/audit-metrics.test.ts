@@ -3,13 +3,13 @@ import { publishAuditMetrics } from '../../functions/audit/metrics.js';
 import type { AuditReport } from '../../functions/core/audit.js';
 import { emittedMetrics, withMetric } from '../helpers/emf.js';
 
-const bucket = (duplicatesInLog: number, redelivered: number) => ({
+const bucket = (duplicatesInLog: number, redelivered: number, lost = 0) => ({
   start: '2026-11-29T10:00:00.000Z',
   produced: 10,
   inLog: 10,
   notInLedger: 0,
   duplicatesInLog,
-  lost: 0,
+  lost,
   unknownAbsent: 0,
   processed: { billing: 10 },
   pending: { billing: 0 },
@@ -36,11 +36,12 @@ const report = (complete: boolean): AuditReport => ({
       // Only some duplicates are described one by one; the metric counts them all.
       producerDuplicates: [{ seq: 3, times: 2, copies: [] }],
       consumerDuplicates: [],
-      lost: [{ from: 30, to: 34 }],
+      lost: [{ from: 30, to: 33 }],
       pending: [{ group: 'billing', from: 7, to: 8 }],
       unknownLanded: [],
       unknownAbsent: [],
-      buckets: [bucket(2, 1), bucket(1, 3)],
+      // The first row sums buckets folded past the retention horizon: one lost there.
+      buckets: [bucket(2, 1, 1), bucket(1, 3, 4)],
     },
   ],
 });

@@ -2,13 +2,17 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuditReport } from '../../core/audit.js';
+import { CheckpointTooLargeError } from '../../core/audit-retention.js';
 import type { CheckpointJson } from '../../core/audit-state.js';
-import { ConflictError, DependencyFailedError } from '../../core/errors.js';
+import { ConflictError } from '../../core/errors.js';
 import { dynamoDbUnavailable } from './client.js';
 
 const KEEP_DAYS = 30;
-/** DynamoDB's item limit is 400 KB; keep room for the other attributes. */
-const MAX_CHECKPOINT_BYTES = 380 * 1024;
+/**
+ * DynamoDB's item limit is 400 KB; keep room for the other attributes. The audit keeps its
+ * checkpoint far below (folding detail older than its retention horizon): this is the backstop.
+ */
+export const MAX_CHECKPOINT_BYTES = 380 * 1024;
 
 const checkpointId = (topic: string) => `checkpoint#${topic}`;
 
@@ -65,9 +69,7 @@ export function createAuditStore(client: DynamoDBDocumentClient, tableName: stri
     async saveCheckpoint(topic: string, state: CheckpointJson, version: number): Promise<void> {
       const packed = gzipSync(JSON.stringify(state));
       if (packed.length > MAX_CHECKPOINT_BYTES) {
-        throw new DependencyFailedError(
-          `the audit checkpoint of ${topic} is ${packed.length} bytes gzipped, over DynamoDB's item limit: too many findings to carry (split the topic's streams or clear old findings)`,
-        );
+        throw new CheckpointTooLargeError(topic, packed.length, MAX_CHECKPOINT_BYTES);
       }
       try {
         await client.send(
