@@ -156,6 +156,22 @@ describe('serverless package (offline, no AWS credentials)', () => {
       'StreamsTable: dynamodb:GetItem dynamodb:UpdateItem',
     ]);
     expect(grants('AuditReadLambdaFunction')).toEqual(['AuditsTable: dynamodb:GetItem']);
+    // Stored state is pruned by the runs themselves (no TTL): they may delete what they prune.
+    expect(grants('AuditLambdaFunction')).toEqual([
+      'AuditsTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem',
+      'LedgerTable: dynamodb:PutItem dynamodb:Query',
+      'ReceiptsTable: dynamodb:Query',
+      'ReconcileReportsTable: dynamodb:Query',
+      'StreamsTable: dynamodb:GetItem',
+    ]);
+    expect(grants('ReconcileLambdaFunction')).toEqual([
+      'MappingsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
+      'OffsetHistoryTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
+      'ReconcileReportsTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
+    ]);
+    expect(grants('ExecuteRepairLambdaFunction')).toEqual([
+      'ReconcileReportsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Query',
+    ]);
     expect(grants('ClustersLambdaFunction')).toEqual([]);
     expect(grants('ApproveLambdaFunction')).toEqual([
       'ApprovalsTable: dynamodb:GetItem dynamodb:UpdateItem',

@@ -1,6 +1,11 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { AuditReport } from '../../core/audit.js';
 import { CheckpointTooLargeError } from '../../core/audit-retention.js';
 import type { CheckpointJson } from '../../core/audit-state.js';
@@ -9,17 +14,57 @@ import { dynamoDbUnavailable } from './client.js';
 
 const KEEP_DAYS = 30;
 /**
+ * Reports kept per topic at most, whatever their age: 30 days of 15-minute audits (2,880) fit.
+ * Their ids live in one index item per topic (~50 bytes each: ~150 KB at the cap).
+ */
+export const MAX_REPORTS_PER_TOPIC = 3000;
+/**
  * DynamoDB's item limit is 400 KB; keep room for the other attributes. The audit keeps its
  * checkpoint far below (folding detail older than its retention horizon): this is the backstop.
  */
 export const MAX_CHECKPOINT_BYTES = 380 * 1024;
+/** Reports above this are stored gzipped (a report lists at most 100 items of each finding). */
+const GZIP_ABOVE = 64 * 1024;
 
 const checkpointId = (topic: string) => `checkpoint#${topic}`;
+const indexId = (topic: string) => `reports#${topic}`;
+
+type IndexEntry = [auditId: string, at: number];
+
+/** The index entries to keep and to drop once `added` is in: at most the cap, none too old. */
+export function reportsToKeep(
+  entries: readonly IndexEntry[],
+  added: IndexEntry,
+  now: number,
+): { keep: IndexEntry[]; drop: IndexEntry[] } {
+  const all = [...entries, added];
+  const oldest = now - KEEP_DAYS * 86_400_000;
+  const cut = Math.max(
+    all.length - MAX_REPORTS_PER_TOPIC,
+    all.findIndex(([, at]) => at >= oldest),
+  );
+  const from = cut < 0 ? all.length - 1 : cut;
+  return { keep: all.slice(from), drop: all.slice(0, from) };
+}
+
+function encodeReport(report: AuditReport): { report: string } | { reportGzip: Uint8Array } {
+  const json = JSON.stringify(report);
+  return json.length > GZIP_ABOVE ? { reportGzip: gzipSync(json) } : { report: json };
+}
+
+function decodeReport(item: Record<string, unknown> | undefined): AuditReport | undefined {
+  if (item?.reportGzip instanceof Uint8Array) {
+    return JSON.parse(gunzipSync(item.reportGzip).toString('utf8')) as AuditReport;
+  }
+  return typeof item?.report === 'string' ? (JSON.parse(item.report) as AuditReport) : undefined;
+}
 
 /**
- * Audit reports by id, kept 30 days; and per topic the audit's checkpoint (gzipped JSON with a
- * version number, written only over the version it was read at, so two audits of one topic at
- * once cannot both save).
+ * Audit reports by id; per topic an index of its report ids, oldest first, by which each save
+ * deletes the reports past KEEP_DAYS or MAX_REPORTS_PER_TOPIC (nothing relies on TTL expiry,
+ * which DynamoDB may apply days late and the local stack never does); and per topic the audit's
+ * checkpoint (gzipped JSON with a version number, written only over the version it was read at,
+ * so two audits of one topic at once cannot both save).
  */
 export function createAuditStore(client: DynamoDBDocumentClient, tableName: string) {
   const getItem = async (auditId: string, doing: string) => {
@@ -32,30 +77,60 @@ export function createAuditStore(client: DynamoDBDocumentClient, tableName: stri
       throw dynamoDbUnavailable(doing, error);
     }
   };
-  return {
-    async save(auditId: string, report: AuditReport): Promise<void> {
+  /** Adds a report to its topic's index (a versioned item); returns the entries it let go. */
+  const index = async (topic: string, added: IndexEntry, now: number): Promise<IndexEntry[]> => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const item = await getItem(indexId(topic), `reading the report index of ${topic}`);
+      const version = Number(item?.version ?? 0);
+      const entries =
+        typeof item?.entries === 'string' ? (JSON.parse(item.entries) as IndexEntry[]) : [];
+      const { keep, drop } = reportsToKeep(entries, added, now);
       try {
         await client.send(
           new PutCommand({
             TableName: tableName,
             Item: {
-              auditId,
-              topic: report.topic,
-              at: report.at,
-              report: JSON.stringify(report),
-              expiresAt: Math.floor(Date.now() / 1000) + KEEP_DAYS * 86_400,
+              auditId: indexId(topic),
+              topic,
+              entries: JSON.stringify(keep),
+              version: version + 1,
             },
+            ConditionExpression: 'attribute_not_exists(auditId) OR version = :version',
+            ExpressionAttributeValues: { ':version': version },
+          }),
+        );
+        return drop;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) {
+          throw dynamoDbUnavailable(`storing the report index of ${topic}`, error);
+        }
+      }
+    }
+    throw new ConflictError(`the report index of ${topic} kept changing: run again`);
+  };
+  return {
+    async save(auditId: string, report: AuditReport, now = Date.now()): Promise<void> {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { auditId, topic: report.topic, at: report.at, ...encodeReport(report) },
           }),
         );
       } catch (error) {
         throw dynamoDbUnavailable(`storing audit ${auditId}`, error);
       }
+      const dropped = await index(report.topic, [auditId, Date.parse(report.at) || now], now);
+      for (const [old] of dropped) {
+        await client
+          .send(new DeleteCommand({ TableName: tableName, Key: { auditId: old } }))
+          .catch((error: unknown) => {
+            throw dynamoDbUnavailable(`removing audit ${old}`, error);
+          });
+      }
     },
     async get(auditId: string): Promise<AuditReport | undefined> {
-      const item = await getItem(auditId, `reading audit ${auditId}`);
-      return typeof item?.report === 'string'
-        ? (JSON.parse(item.report) as AuditReport)
-        : undefined;
+      return decodeReport(await getItem(auditId, `reading audit ${auditId}`));
     },
 
     async load(topic: string): Promise<{ state: CheckpointJson; version: number } | undefined> {
