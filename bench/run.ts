@@ -8,7 +8,8 @@
 // collected JSON on stdout and the tables on stderr, saves both in bench/results/. A benchmark
 // never fails on a number; this exits non-zero only when a section itself failed.
 //
-//   npm run bench                              everything (about 12 minutes on 2 cores)
+//   npm run bench                              everything (about 30 minutes on 2 cores; the
+//                                              audit horizon alone 10–15)
 //   npm run bench -- --only publish,coldStart  chosen sections (not saved)
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
