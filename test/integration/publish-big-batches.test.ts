@@ -135,6 +135,26 @@ describe('requests at the limits', () => {
     expect(await totalRecords(admin, topic)).toBe(1000);
   });
 
+  it('answers a retry of a keyed batch whose answer is over 400 KB as JSON with the same answer', async () => {
+    // 1,000 entries with 80-character ids in a 249-character stream under a 255-character key:
+    // a 207 of ~590 KB, more than one DynamoDB item holds as the stored idempotent response.
+    const topic = await createTopic(admin, 3);
+    const body = JSON.stringify({
+      entries: Array.from({ length: 1000 }, (_, i) => ({
+        id: `${'i'.repeat(75)}${String(i).padStart(5, '0')}`,
+        value: { type: 'STRING', data: 'v' },
+      })),
+    });
+    const headers = { 'idempotency-key': `k${'x'.repeat(254)}`, 'tally-stream': 's'.repeat(249) };
+    const first = await call('batch', topic, body, { ...headers });
+    expect(first.statusCode, first.body.slice(0, 300)).toBe(207);
+    expect(first.body.length).toBeGreaterThan(400 * 1024);
+    const retry = await call('batch', topic, body, { ...headers });
+    expect(retry.statusCode, retry.body.slice(0, 300)).toBe(207);
+    expect(JSON.parse(retry.body)).toEqual(JSON.parse(first.body));
+    expect(await totalRecords(admin, topic)).toBe(1000);
+  });
+
   const cases: Array<[Route, boolean]> = [
     ['batch', true],
     ['batch', false],

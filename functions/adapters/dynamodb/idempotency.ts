@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -38,6 +39,29 @@ export function idempotencyError(error: unknown): unknown {
     return dynamoDbUnavailable('checking the Idempotency-Key; nothing was sent', error);
   }
   return error;
+}
+
+/**
+ * Responses above this are stored gzipped (base64) as Powertools' record: a 1,000-entry batch
+ * answer with long ids, stream and key is ~590 KB of JSON, over DynamoDB's 400 KB item, and a
+ * record that cannot be stored stays "in progress" — every retry a 409 until it expires.
+ */
+const PACK_ABOVE = 64 * 1024;
+
+interface Packed {
+  readonly tallyGzip: string;
+}
+
+function pack<T>(response: T): T | Packed {
+  const json = JSON.stringify(response);
+  return json.length > PACK_ABOVE ? { tallyGzip: gzipSync(json).toString('base64') } : response;
+}
+
+function unpack<T>(stored: T | Packed): T {
+  const zipped = (stored as Partial<Packed> | null)?.tallyGzip;
+  return typeof zipped === 'string'
+    ? (JSON.parse(gunzipSync(Buffer.from(zipped, 'base64')).toString('utf8')) as T)
+    : (stored as T);
 }
 
 class Unsettled<T> extends Error {
@@ -84,12 +108,12 @@ export function createIdempotencyGuard(
           throw error;
         });
         if (!produced.settled) throw new Unsettled(produced.response);
-        return produced.response;
+        return pack(produced.response);
       },
       { persistenceStore, config },
     );
     try {
-      return (await underDeadline(deadline, () => run({ key, fingerprint }))) as T;
+      return unpack((await underDeadline(deadline, () => run({ key, fingerprint }))) as T | Packed);
     } catch (error) {
       // The records' fate is known even when Powertools could not store or clear its record.
       if (error instanceof Unsettled) return error.response as T;
