@@ -92,6 +92,12 @@ function streamChart(report: AuditReport): ChartSpec {
   };
 }
 
+/** A bucket's start; for the row that sums every older bucket (folded or unlisted), its span. */
+function bucketLabel(b: { readonly start: string; readonly until?: string }): string {
+  const at = (iso: string) => iso.slice(0, 16).replace('T', ' ');
+  return b.until === undefined ? at(b.start) : `older: ${at(b.start)} – ${at(b.until)}`;
+}
+
 /** One stream per time bucket: produced, in log, then processed per group. */
 function bucketChart(s: LinkedFindings, index: number): ChartSpec {
   const groups = Object.keys(s.processed);
@@ -101,7 +107,7 @@ function bucketChart(s: LinkedFindings, index: number): ChartSpec {
     xTitle: 'time bucket (UTC)',
     series: layerSeries(groups),
     categories: s.buckets.map((b) => ({
-      label: b.start.slice(5, 16).replace('T', ' '),
+      label: b.until === undefined ? b.start.slice(5, 16).replace('T', ' ') : 'older',
       values: [b.produced, b.inLog, ...groups.map((g) => b.processed[g] ?? 0)],
     })),
   };
@@ -169,7 +175,7 @@ function bucketTable(s: LinkedFindings): Markup {
       ...groups.flatMap((g) => [`processed · ${g}`, `pending · ${g}`, `redelivered · ${g}`]),
     ],
     s.buckets.map((b) => [
-      b.start.slice(0, 16).replace('T', ' '),
+      bucketLabel(b),
       num(b.produced),
       num(b.inLog),
       num(b.notInLedger),

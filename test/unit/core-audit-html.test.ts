@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditReport, LinkedFindings } from '../../functions/core/audit.js';
 import { escapeHtml, renderAuditHtml } from '../../functions/core/audit-html.js';
+import type { BucketRow } from '../../functions/core/stream-audit.js';
 
 const empty = (stream: string): LinkedFindings => ({
   stream,
@@ -178,6 +179,26 @@ describe('renderAuditHtml', () => {
     ]);
     expect(section(page, 'Per time bucket')).toContain(
       '<tr><td>2024-05-01 12:00</td><td>40</td><td>30</td><td>0</td><td>0</td><td>0</td><td>6</td><td>0</td><td>30</td><td>0</td></tr>',
+    );
+  });
+
+  it('labels the row that sums every older bucket as older, with its span', () => {
+    const [first, second] = busy.buckets;
+    const folded = {
+      ...busy,
+      buckets: [
+        {
+          ...(first as BucketRow),
+          start: '2024-04-20T00:00:00.000Z',
+          until: '2024-05-01T12:00:00.000Z',
+        },
+        second as BucketRow,
+      ],
+    };
+    const page = renderAuditHtml(report([folded]));
+    expect(bars(page, 'buckets-chart-0')[0]?.['data-category']).toBe('older');
+    expect(section(page, 'Per time bucket')).toContain(
+      '<tr><td>older: 2024-04-20 00:00 – 2024-05-01 12:00</td><td>60</td>',
     );
   });
 
