@@ -993,6 +993,27 @@ describe('publish: DynamoDB calls per request (one item per Idempotency-Key)', (
     expect((await ledger.outcome('orders-stream', 1))?.status).toBe('VOID');
   });
 
+  it('an answer that could not be stored is a warning: the retry keeps the seqs and sends nothing again', async () => {
+    const { publisher, keyed, sender } = setup();
+    const finish = keyed.finish.bind(keyed);
+    keyed.finish = async (key, held, answer) => {
+      if (answer !== undefined) throw new Error('DynamoDB is down');
+      return finish(key, held, answer);
+    };
+    const req = request([rec()], { idempotencyKey: 'lost-answer' });
+    const first = await publisher.publishAnswered(req, seqsOf);
+    expect(first.answer).toEqual([1]);
+    expect(first.warnings.join()).toContain('answer was not stored');
+    keyed.finish = finish;
+    // Its lock lasts until the first attempt's deadline, when it can no longer send.
+    const item = keyed.stored.get('lost-answer') as KeyedPublish;
+    keyed.stored.set('lost-answer', { ...item, lockedUntil: Date.now() - 1 });
+    const retry = await publisher.publishAnswered(req, seqsOf);
+    expect(retry).toEqual({ answer: [1], replayed: false, warnings: [] });
+    expect(sender.sentSeqs()).toEqual([1]);
+    expect(keyed.stored.get('lost-answer')?.answer).toEqual([1]);
+  });
+
   it('frees the key when the request fails after taking it, so a retry need not wait', async () => {
     const { publisher, keyed, ledger } = setup();
     ledger.failWrite = 1;
