@@ -98,8 +98,43 @@ export interface Reservation {
   readonly timestamp: number;
 }
 
-export interface Reservations {
-  get(idempotencyKey: string, deadline?: Deadline): Promise<Reservation | undefined>;
-  /** Stores it unless the key already has one; returns the one that is stored. */
-  putIfAbsent(reservation: Reservation, deadline: Deadline): Promise<Reservation>;
+/**
+ * One item per Idempotency-Key: the reservation (its seqs), the lock (a request is working on
+ * it until `lockedUntil`, its deadline) and, once every outcome is final, the stored answer.
+ */
+export interface KeyedPublish extends Reservation {
+  /** Epoch ms until which a request holds the key; 0 when none does. */
+  readonly lockedUntil: number;
+  /** The answer every retry gets, once stored (only final outcomes are stored). */
+  readonly answer?: unknown;
+}
+
+export interface KeyedPublishes {
+  get(idempotencyKey: string, deadline?: Deadline): Promise<KeyedPublish | undefined>;
+  /**
+   * Stores it (locked) unless the key already has an item; returns the one that is stored. One
+   * conditional put; a lost race costs one read more.
+   */
+  claim(item: KeyedPublish, deadline: Deadline): Promise<KeyedPublish>;
+  /**
+   * Takes the lock of a key whose item has no answer and whose lock is the one seen
+   * (`seenUntil`, expired or 0): false when another request took it or answered first.
+   */
+  lock(
+    idempotencyKey: string,
+    seenUntil: number,
+    until: number,
+    deadline: Deadline,
+  ): Promise<boolean>;
+  /**
+   * Ends the request holding the lock `heldUntil`: stores `answer` when given (the key then
+   * replays it), else only releases the lock so a retry may run now. False when the lock was no
+   * longer this request's.
+   */
+  finish(
+    idempotencyKey: string,
+    heldUntil: number,
+    answer: unknown,
+    deadline?: Deadline,
+  ): Promise<boolean>;
 }

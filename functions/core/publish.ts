@@ -1,11 +1,12 @@
 import type { Deadline } from './deadline.js';
 import {
+  ConflictError,
   DependencyUnavailableError,
   NotFoundError,
   type TallyError,
   UnprocessableInputError,
 } from './errors.js';
-import { isRetriable, type RecordOutcome } from './outcomes.js';
+import { isRetriable, isSettled, type RecordOutcome } from './outcomes.js';
 import {
   checkRecord,
   checkTopic,
@@ -15,11 +16,11 @@ import {
   stamp,
 } from './publish-plan.js';
 import type {
+  KeyedPublish,
+  KeyedPublishes,
   Ledger,
   LedgerBlock,
   RecordSender,
-  Reservation,
-  Reservations,
   SequenceAllocator,
   TopicCatalog,
 } from './publish-ports.js';
@@ -64,66 +65,110 @@ export interface PublisherPorts {
   readonly sender: RecordSender;
   readonly allocator: SequenceAllocator;
   readonly ledger: Ledger;
-  readonly reservations: Reservations;
+  readonly keyed: KeyedPublishes;
   readonly allowTopic: (topic: string) => boolean;
 }
 
+/** What a transport makes of a result: its answer, and whether every outcome in it is final. */
+export type Shape<T> = (result: PublishResult) => { readonly answer: T; readonly settled: boolean };
+
+export interface Answered<T> {
+  readonly answer: T;
+  /** The key's stored answer, given again: nothing was sent or written. */
+  readonly replayed: boolean;
+  /** Problems that did not change any record's outcome (a write after the send failed). */
+  readonly warnings: readonly string[];
+}
+
+/** Every outcome final (or refused before a seq): the answer a key may replay forever. */
+export function isSettledResult(result: PublishResult): boolean {
+  return result.results.every((r) => r.kind === 'rejected' || isSettled(r.outcome));
+}
+
+// The DynamoDB round trips of a publish, in order (calls in one step run side by side):
+//
+//   no key               allocate · ledger open (UNKNOWN) · [send] · ledger outcomes
+//   key, first attempt   key get · allocate · key claim ∥ ledger open · [send] ·
+//                        ledger outcomes ∥ key answer
+//   key, answered        key get (the stored answer; nothing else)
+//   key, unsettled retry key get · key lock ∥ ledger find · ledger open · [send] ·
+//                        ledger outcomes ∥ key answer
+//
+// One item per Idempotency-Key holds the reservation (seqs), the lock (until the holder's
+// deadline, after which it can send nothing) and the stored answer: no separate idempotency
+// record. The ledger open stays the write-ahead record: a seq is sent only after a block holding
+// it UNKNOWN was written where no VOID was, so the audit never voids a seq that can still land.
+// A lost race for a key (two first attempts) leaves the loser's seqs unsent: it records them VOID.
+
 export function createPublisher(ports: PublisherPorts) {
-  /** Sequence numbers for the request: fresh ones, or those its Idempotency-Key already holds. */
-  async function reserve(request: PublishRequest, count: number): Promise<Reservation> {
-    const key = request.idempotencyKey;
-    const fresh = async (print: string): Promise<Reservation> => ({
-      idempotencyKey: key ?? '',
-      fingerprint: print,
-      stream: request.stream,
-      topic: request.topic,
-      count,
-      timestamp: request.now,
-      firstSeq: await ports.allocator.allocate(request.stream, count, request.deadline),
-    });
-    // Without a key nothing is compared later: skip hashing every record.
-    if (key === undefined) return fresh('');
-    const print = request.fingerprint ?? fingerprint(request);
-    const stored =
-      (await ports.reservations.get(key, request.deadline)) ??
-      (await ports.reservations.putIfAbsent(await fresh(print), request.deadline));
-    if (stored.fingerprint !== print || stored.count !== count) {
-      throw new UnprocessableInputError(
-        'Idempotency-Key: this key was already used for a different request (topic, stream or records differ)',
-        { field: 'Idempotency-Key' },
-      );
-    }
-    return stored;
+  const conflict = () =>
+    new ConflictError(
+      'Idempotency-Key: a request with this key is still in progress; retry later',
+      {
+        field: 'Idempotency-Key',
+        retryAfterSeconds: 1,
+      },
+    );
+  const mismatch = () =>
+    new UnprocessableInputError(
+      'Idempotency-Key: this key was already used for a different request (topic, stream or records differ)',
+      { field: 'Idempotency-Key' },
+    );
+
+  /** Records VOID a block this request allocated and will never send (best effort). */
+  async function voidUnsent(request: PublishRequest, block: LedgerBlock, opened: boolean) {
+    const message = 'allocated; the request stopped before sending, nothing was sent';
+    const outcomes = block.outcomes.map((): RecordOutcome => ({ status: 'VOID', message }));
+    const voided = { ...block, outcomes };
+    // A block this request opened is its own to overwrite; otherwise only where none starts.
+    await (opened
+      ? ports.ledger.write(voided, request.deadline)
+      : ports.ledger.void(voided, request.deadline)
+    ).catch(() => false);
   }
 
   /**
-   * The block's first write, conditional so that seqs the audit has voided are never sent. When
-   * it fails the request has seqs and sent nothing: without a key nothing will ever use them, so
-   * they are recorded VOID if the deadline allows (else they stay a hole the audit voids later);
-   * with a key the reservation keeps them for a retry.
+   * The block's first write, conditional so that seqs the audit has voided are never sent, side
+   * by side with `claim` (a first attempt's key item) when there is one. When either fails the
+   * request has seqs and sends nothing: without a key (or when the key was not claimed) nothing
+   * will ever use them, so they are recorded VOID if the deadline allows (else they stay a hole
+   * the audit voids later); with a key claimed the item keeps them for a retry.
    */
-  async function open(request: PublishRequest, block: LedgerBlock): Promise<void> {
-    let opened: 'opened' | 'voided';
-    try {
-      opened = await ports.ledger.open(block, request.deadline);
-    } catch (error) {
-      if (request.idempotencyKey === undefined) {
-        const message = 'allocated; the first ledger write failed, nothing was sent';
-        const outcomes = block.outcomes.map((): RecordOutcome => ({ status: 'VOID', message }));
-        await ports.ledger.void({ ...block, outcomes }, request.deadline).catch(() => false);
-      }
-      throw error;
+  async function open(
+    request: PublishRequest,
+    block: LedgerBlock,
+    claim: (() => Promise<void>) | undefined,
+  ): Promise<void> {
+    const [opened, claimed] = await Promise.allSettled([
+      ports.ledger.open(block, request.deadline),
+      claim?.(),
+    ]);
+    // Without a key, or with a key another request won, nothing will ever send these seqs. A
+    // claim that failed otherwise may have been applied (its answer lost): the key may hold the
+    // seqs for a retry, so they are left as they are (a hole the audit voids, if not).
+    const lost = claimed.status === 'rejected' && claimed.reason instanceof LostKeyRace;
+    const nobody = request.idempotencyKey === undefined && opened.status === 'rejected';
+    if (lost || nobody) {
+      await voidUnsent(request, block, opened.status === 'fulfilled' && opened.value === 'opened');
     }
-    if (opened === 'voided') throw voidedError(request, block.firstSeq);
+    if (opened.status === 'rejected') throw opened.reason;
+    if (claimed.status === 'rejected') {
+      throw lost ? (claimed.reason as LostKeyRace).error : claimed.reason;
+    }
+    if (opened.value === 'voided') throw voidedError(request, block.firstSeq);
   }
 
-  /** Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded. */
+  /**
+   * Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded.
+   * The outcome write is returned running (`recorded`), so a key's answer is stored beside it.
+   */
   async function sendAndRecord(
     request: PublishRequest,
     firstSeq: number,
     planned: readonly PlannedRecord[],
     warnings: string[],
-  ): Promise<RecordOutcome[]> {
+    claim: (() => Promise<void>) | undefined,
+  ): Promise<{ final: RecordOutcome[]; recorded: Promise<void> }> {
     const session = await ports.sender.session();
     const block = (outcomes: RecordOutcome[], sentBy: string) => ({
       stream: request.stream,
@@ -143,6 +188,7 @@ export function createPublisher(ports: PublisherPorts) {
         planned.map((p) => p.kept ?? inFlight),
         session,
       ),
+      claim,
     );
     const toSend = planned.filter((p) => p.kept === undefined);
     const sent = await ports.sender.send(
@@ -154,24 +200,50 @@ export function createPublisher(ports: PublisherPorts) {
         headers: stamp(p.input, request, p.seq),
         timestamp: p.timestamp,
       })),
-      // Time is kept back for the writes after the send (outcomes, the idempotency record): the
+      // Time is kept back for the writes after the send (outcomes, the key's answer): the
       // deadline bounds them too, and a send that took all of it would leave them none.
       request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
     );
     const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
     const final = planned.map((p) => p.kept ?? outcomes.get(p.seq) ?? inFlight);
-    try {
-      await ports.ledger.write(block(final, sent.session), request.deadline);
-    } catch (error) {
-      warnings.push(
-        `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
-      );
-    }
-    return final;
+    const recorded = ports.ledger
+      .write(block(final, sent.session), request.deadline)
+      .catch((error: unknown) => {
+        warnings.push(
+          `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
+        );
+      });
+    return { final, recorded };
   }
 
-  async function publish(request: PublishRequest): Promise<PublishResult> {
+  /** The key's item, when it decides the request before anything else is done. */
+  async function keyedState<T>(
+    request: PublishRequest,
+    print: string,
+  ): Promise<{ stored?: KeyedPublish; replay?: Answered<T> }> {
+    const key = request.idempotencyKey;
+    if (key === undefined) return {};
+    const stored = await ports.keyed.get(key, request.deadline);
+    if (stored === undefined) return {};
+    if (stored.fingerprint !== print) throw mismatch();
+    if (stored.answer !== undefined) {
+      return { replay: { answer: stored.answer as T, replayed: true, warnings: [] } };
+    }
+    if (stored.lockedUntil > Date.now()) throw conflict();
+    return { stored };
+  }
+
+  async function publishAnswered<T>(
+    request: PublishRequest,
+    shape: Shape<T>,
+  ): Promise<Answered<T>> {
     checkTopic(request.topic, ports.allowTopic);
+    const key = request.idempotencyKey;
+    // Without a key nothing is compared later: skip hashing every record.
+    const print = key === undefined ? '' : (request.fingerprint ?? fingerprint(request));
+    const { stored, replay } = await keyedState<T>(request, print);
+    if (replay) return replay;
+
     const topic = await ports.catalog.describe(request.topic, request.deadline);
     if (topic === undefined) {
       throw new NotFoundError(`topic_name: topic ${request.topic} does not exist`, {
@@ -185,56 +257,165 @@ export function createPublisher(ports: PublisherPorts) {
     const accepted = checked.filter((r): r is RecordInput => 'headers' in r);
     const warnings: string[] = [];
     if (accepted.length === 0) {
-      return {
+      // Nothing allocated, nothing stored: a retry finds the same refusals.
+      const result: PublishResult = {
         topic: request.topic,
         stream: request.stream,
         warnings,
         results: checked.map((error) => ({ kind: 'rejected', error: error as TallyError })),
       };
+      return { answer: shape(result).answer, replayed: false, warnings };
+    }
+    if (stored !== undefined && stored.count !== accepted.length) throw mismatch();
+
+    // The lock this request holds on its key (its deadline), once it holds one.
+    let held: number | undefined;
+    const until = request.deadline.at;
+    let firstSeq: number;
+    let timestamp = request.now;
+    let previous: LedgerBlock | undefined;
+    let claim: (() => Promise<void>) | undefined;
+    if (stored !== undefined && key !== undefined) {
+      // A retry of an attempt that ended unsettled (or died): its seqs, under a fresh lock.
+      const [locked, found] = await Promise.allSettled([
+        ports.keyed.lock(key, stored.lockedUntil, until, request.deadline),
+        ports.ledger.find(request.stream, stored.firstSeq, request.deadline),
+      ]);
+      if (locked.status === 'fulfilled' && locked.value) held = until;
+      try {
+        if (locked.status === 'rejected') throw locked.reason;
+        if (!locked.value) throw conflict();
+        if (found.status === 'rejected') throw found.reason;
+      } catch (error) {
+        await release(request, held);
+        throw error;
+      }
+      firstSeq = stored.firstSeq;
+      timestamp = stored.timestamp;
+      previous = found.value;
+    } else {
+      firstSeq = await ports.allocator.allocate(request.stream, accepted.length, request.deadline);
+      if (key !== undefined) {
+        const mine: KeyedPublish = {
+          idempotencyKey: key,
+          fingerprint: print,
+          stream: request.stream,
+          topic: request.topic,
+          count: accepted.length,
+          timestamp,
+          firstSeq,
+          lockedUntil: until,
+        };
+        claim = async () => {
+          const winner = await ports.keyed.claim(mine, request.deadline);
+          if (winner.stream === mine.stream && winner.firstSeq === mine.firstSeq) {
+            held = until;
+            return;
+          }
+          // Another first attempt with this key got there first: this one sends nothing.
+          throw new LostKeyRace(winner.fingerprint === print ? conflict() : mismatch());
+        };
+      }
     }
 
-    const reservation = await reserve(request, accepted.length);
-    const previous =
-      request.idempotencyKey === undefined
-        ? undefined
-        : await ports.ledger.find(request.stream, reservation.firstSeq, request.deadline);
-    if (previous?.outcomes.some((o) => o.status === 'VOID')) {
-      throw voidedError(request, reservation.firstSeq);
-    }
-    const planned: PlannedRecord[] = accepted.map((input, i) => {
-      const before = previous?.outcomes[i];
-      return {
-        input,
-        seq: reservation.firstSeq + i,
-        partition: choosePartition(input, topic, reservation.firstSeq + i),
-        timestamp: input.timestamp ?? reservation.timestamp,
-        // A retry keeps what cannot change: written records, and refusals a resend would repeat.
-        kept: before && (before.status === 'ACKED' || !isRetriable(before)) ? before : undefined,
-      };
-    });
-    const final = planned.some((p) => p.kept === undefined)
-      ? await sendAndRecord(request, reservation.firstSeq, planned, warnings)
-      : planned.map((p) => p.kept as RecordOutcome);
+    try {
+      if (previous?.outcomes.some((o) => o.status === 'VOID')) {
+        throw voidedError(request, firstSeq);
+      }
+      const planned: PlannedRecord[] = accepted.map((input, i) => {
+        const before = previous?.outcomes[i];
+        return {
+          input,
+          seq: firstSeq + i,
+          partition: choosePartition(input, topic, firstSeq + i),
+          timestamp: input.timestamp ?? timestamp,
+          // A retry keeps what cannot change: written records, and refusals a resend would repeat.
+          kept: before && (before.status === 'ACKED' || !isRetriable(before)) ? before : undefined,
+        };
+      });
+      const { final, recorded } = planned.some((p) => p.kept === undefined)
+        ? await sendAndRecord(request, firstSeq, planned, warnings, claim)
+        : { final: planned.map((p) => p.kept as RecordOutcome), recorded: Promise.resolve() };
 
-    let next = 0;
-    const results: RecordResult[] = checked.map((record) => {
-      if (!('headers' in record)) return { kind: 'rejected', error: record };
-      const p = planned[next] as PlannedRecord;
-      const outcome = final[next] as RecordOutcome;
-      next++;
-      return {
-        kind: 'published',
-        input: p.input,
-        seq: p.seq,
-        partition: p.partition,
-        timestamp: p.timestamp,
-        outcome,
+      let next = 0;
+      const results: RecordResult[] = checked.map((record) => {
+        if (!('headers' in record)) return { kind: 'rejected', error: record };
+        const p = planned[next] as PlannedRecord;
+        const outcome = final[next] as RecordOutcome;
+        next++;
+        return {
+          kind: 'published',
+          input: p.input,
+          seq: p.seq,
+          partition: p.partition,
+          timestamp: p.timestamp,
+          outcome,
+        };
+      });
+      const result: PublishResult = {
+        topic: request.topic,
+        stream: request.stream,
+        results,
+        warnings,
       };
-    });
-    return { topic: request.topic, stream: request.stream, results, warnings };
+      const { answer, settled } = shape(result);
+      // The outcome write and the key's answer (or the lock's release) side by side.
+      await Promise.all([recorded, finish(request, held, settled ? answer : undefined, warnings)]);
+      held = undefined;
+      return { answer, replayed: false, warnings };
+    } catch (error) {
+      await release(request, held);
+      throw error;
+    }
   }
 
-  return { publish };
+  /** Stores the key's answer (or only frees its lock); a failure is a warning, not an error. */
+  async function finish(
+    request: PublishRequest,
+    held: number | undefined,
+    answer: unknown,
+    warnings: string[],
+  ): Promise<void> {
+    const key = request.idempotencyKey;
+    if (key === undefined || held === undefined) return;
+    try {
+      if (!(await ports.keyed.finish(key, held, answer, request.deadline))) {
+        warnings.push('Idempotency-Key: the lock was taken over; the answer was not stored');
+      }
+    } catch (error) {
+      warnings.push(
+        `Idempotency-Key: the answer was not stored (a retry runs again with the same seqs): ${String(error)}`,
+      );
+    }
+  }
+
+  /** Frees the key for a retry now rather than at this request's deadline (best effort). */
+  async function release(request: PublishRequest, held: number | undefined): Promise<void> {
+    const key = request.idempotencyKey;
+    if (key === undefined || held === undefined) return;
+    await ports.keyed.finish(key, held, undefined, request.deadline).catch(() => false);
+  }
+
+  /**
+   * The use case's own result, with no answer stored: with a key, every retry reuses the seqs
+   * and keeps what cannot change (a transport stores its answer with `publishAnswered`).
+   */
+  async function publish(request: PublishRequest): Promise<PublishResult> {
+    const { answer } = await publishAnswered(request, (result) => ({
+      answer: result,
+      settled: false,
+    }));
+    return answer;
+  }
+
+  return { publish, publishAnswered };
+}
+
+/** A first attempt's claim found the key taken by another request: its seqs go unsent. */
+class LostKeyRace extends Error {
+  constructor(readonly error: TallyError) {
+    super(error.message);
+  }
 }
 
 /** The audit voided this request's seqs (it sent nothing before its horizon): they stay unsent. */

@@ -41,7 +41,7 @@ export const handler = httpHandler('read', async (event) => {
   const query = event.queryStringParameters ?? {};
   if (query.idempotency_key !== undefined) {
     checkIdempotencyKey(query.idempotency_key, 'idempotency_key');
-    const reservation = await rt.reservations.get(query.idempotency_key);
+    const reservation = await rt.keyed.get(query.idempotency_key);
     const block = reservation && (await rt.ledger.find(reservation.stream, reservation.firstSeq));
     if (!reservation || !block) {
       throw new NotFoundError(

@@ -3,8 +3,7 @@ import { requirePublishTo } from '../core/access.js';
 import { Deadline } from '../core/deadline.js';
 import { InvalidInputError, OverloadedError, PayloadTooLargeError } from '../core/errors.js';
 import { parseJsonSequence } from '../core/json-stream.js';
-import { isSettled } from '../core/outcomes.js';
-import type { PublishRequest, PublishResult } from '../core/publish.js';
+import { isSettledResult, type PublishRequest, type PublishResult } from '../core/publish.js';
 import { checkTopic, fingerprint } from '../core/publish-plan.js';
 import { callerOf } from '../platform/auth.js';
 import {
@@ -129,13 +128,14 @@ export async function checkCluster(
 let inFlight = 0;
 
 /**
- * Publishes under the container's concurrency limit (429 instead of queueing) and, with an
- * Idempotency-Key, under the idempotency guard.
+ * Publishes under the container's concurrency limit (429 instead of queueing); with an
+ * Idempotency-Key, a settled answer is stored in the key's item and replayed to every retry.
  */
 export async function runPublish(
   rt: PublishRuntime,
   request: PublishRequest,
-  context: Context | undefined,
+  // Kept for the callers: the request's deadline already holds the Lambda's remaining time.
+  _context: Context | undefined,
   respond: (result: PublishResult) => HttpResponse,
 ): Promise<HttpResponse> {
   if (inFlight >= rt.config.maxConcurrentRequests) {
@@ -148,17 +148,17 @@ export async function runPublish(
   }
   inFlight++;
   try {
-    const key = request.idempotencyKey;
-    // Hashed once: the idempotency guard and the publisher both compare it.
-    const keyed = key === undefined ? request : { ...request, fingerprint: fingerprint(request) };
-    const work = async () => {
-      const result = await rt.publisher.publish(keyed);
-      for (const warning of result.warnings) log('warn', warning, { stream: result.stream });
-      const settled = result.results.every((r) => r.kind === 'rejected' || isSettled(r.outcome));
-      return { response: respond(result), settled };
-    };
-    if (key === undefined || keyed.fingerprint === undefined) return (await work()).response;
-    return await rt.idempotent(key, keyed.fingerprint, context, request.deadline, work);
+    // Hashed once, here: the key's item compares it.
+    const keyed =
+      request.idempotencyKey === undefined
+        ? request
+        : { ...request, fingerprint: fingerprint(request) };
+    const { answer, warnings } = await rt.publisher.publishAnswered(keyed, (result) => ({
+      answer: respond(result),
+      settled: isSettledResult(result),
+    }));
+    for (const warning of warnings) log('warn', warning, { stream: request.stream });
+    return answer;
   } finally {
     inFlight--;
   }

@@ -1,6 +1,5 @@
-import { createIdempotencyGuard } from '../adapters/dynamodb/idempotency.js';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
-import { createReservations } from '../adapters/dynamodb/reservations.js';
+import { createKeyedPublishes } from '../adapters/dynamodb/reservations.js';
 import {
   createSequenceAllocator,
   createStreamCounter,
@@ -19,7 +18,7 @@ import { log } from '../platform/log.js';
 // container, on first use, and reused by every warm invocation.
 
 async function build(config: PublishConfig) {
-  const { client, documents, singleAttempt, kafka } = await createClients(config, 'publish');
+  const { documents, singleAttempt, kafka } = await createClients(config, 'publish');
   const allowTopic = topicAllowList(config.topicAllowList);
   const catalog = createTopicCatalog(kafka, {
     ttlMs: 60_000,
@@ -33,7 +32,8 @@ async function build(config: PublishConfig) {
     log,
   });
   const ledger = createLedger(documents, config.tables.ledger);
-  const reservations = createReservations(
+  // One item per Idempotency-Key: reservation, lock and stored answer (no Powertools record).
+  const keyed = createKeyedPublishes(
     documents,
     config.tables.reservations,
     config.idempotencyTtlSeconds,
@@ -42,16 +42,11 @@ async function build(config: PublishConfig) {
     catalog,
     sender,
     ledger,
-    reservations,
+    keyed,
     // SDK retries off: the allocator retries under the allocation's name (no seqs burnt twice).
     allocator: createSequenceAllocator(singleAttempt, config.tables.streams),
     allowTopic,
   });
-  const idempotent = createIdempotencyGuard(
-    client,
-    config.tables.idempotency,
-    config.idempotencyTtlSeconds,
-  );
   // Metadata of the allowed topics is loaded now, not on a request's send path (seed 001).
   if (config.topicAllowList.length > 0) {
     catalog
@@ -70,10 +65,9 @@ async function build(config: PublishConfig) {
     catalog,
     sender,
     ledger,
-    reservations,
+    keyed,
     counter,
     publisher,
-    idempotent,
   };
 }
 

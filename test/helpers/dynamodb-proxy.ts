@@ -15,6 +15,28 @@ export interface DynamoDbCall {
   /** `UpdateItem`, `PutItem`, … (from X-Amz-Target). */
   readonly operation: string;
   readonly table: string | undefined;
+  /** When the proxy received the call, and when it answered it (performance.now(), ms). */
+  readonly startedAt: number;
+  answeredAt?: number;
+}
+
+/**
+ * The round trips the calls took one after another: calls that overlap (one started before
+ * another of its step was answered) are one round trip. A call never answered ends its step.
+ */
+export function roundTrips(calls: readonly DynamoDbCall[]): string[][] {
+  const steps: Array<{ calls: string[]; firstEnd: number }> = [];
+  for (const call of [...calls].sort((a, b) => a.startedAt - b.startedAt)) {
+    const step = steps[steps.length - 1];
+    const end = call.answeredAt ?? Number.POSITIVE_INFINITY;
+    if (step && call.startedAt < step.firstEnd) {
+      step.calls.push(call.operation);
+      step.firstEnd = Math.min(step.firstEnd, end);
+    } else {
+      steps.push({ calls: [call.operation], firstEnd: end });
+    }
+  }
+  return steps.map((s) => s.calls);
 }
 
 /**
@@ -57,6 +79,7 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
     const call: DynamoDbCall = {
       operation: String(request.headers['x-amz-target'] ?? '').split('.')[1] ?? '',
       table: (JSON.parse(body.toString('utf8') || '{}') as { TableName?: string }).TableName,
+      startedAt: performance.now(),
     };
     calls.push(call);
     const rule = rules.find((r) => r.left > 0 && r.match(call));
@@ -67,6 +90,7 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
       return;
     }
     if (fault === 'fail') {
+      call.answeredAt = performance.now();
       response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
       response.end(JSON.stringify({ __type: 'InternalServerError', message: 'injected fault' }));
       return;
@@ -86,6 +110,7 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
       return;
     }
     if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs));
+    call.answeredAt = performance.now();
     response.writeHead(answer.statusCode ?? 500, answer.headers);
     response.end(answerBody);
   });

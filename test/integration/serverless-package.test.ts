@@ -150,9 +150,8 @@ describe('serverless package (offline, no AWS credentials)', () => {
         )
         .sort();
     expect(grants('ProduceLambdaFunction')).toEqual([
-      'IdempotencyTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem',
       'LedgerTable: dynamodb:PutItem dynamodb:Query',
-      'ReservationsTable: dynamodb:GetItem dynamodb:PutItem',
+      'ReservationsTable: dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem',
       'StreamsTable: dynamodb:GetItem dynamodb:UpdateItem',
     ]);
     expect(grants('AuditReadLambdaFunction')).toEqual(['AuditsTable: dynamodb:GetItem']);

@@ -13,18 +13,19 @@ import { partitionForKey } from '../../functions/core/murmur2.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import {
   createPublisher,
+  isSettledResult,
   type PublishRequest,
   type PublishResult,
   type RecordResult,
 } from '../../functions/core/publish.js';
 import { checkTopic, fingerprint } from '../../functions/core/publish-plan.js';
 import type {
+  KeyedPublish,
+  KeyedPublishes,
   Ledger,
   LedgerBlock,
   OutgoingRecord,
   RecordSender,
-  Reservation,
-  Reservations,
   SequenceAllocator,
   TopicCatalog,
   TopicDescription,
@@ -44,10 +45,15 @@ class FakeCatalog implements TopicCatalog {
   }
 }
 
+/** Every call a publish makes to DynamoDB (allocator, ledger, key items), in order. */
+type DynamoCalls = string[];
+
 class FakeAllocator implements SequenceAllocator {
   readonly counters = new Map<string, number>();
   readonly calls: Array<{ stream: string; count: number }> = [];
+  constructor(private readonly dynamo: DynamoCalls = []) {}
   async allocate(stream: string, count: number, _deadline?: Deadline): Promise<number> {
+    this.dynamo.push('allocate');
     this.calls.push({ stream, count });
     const last = this.counters.get(stream) ?? 0;
     this.counters.set(stream, last + count);
@@ -61,9 +67,17 @@ class FakeLedger implements Ledger {
   readonly writes: LedgerBlock[] = [];
   /** Throws for the write with this 1-based number. */
   failWrite: number | undefined;
-  constructor(private readonly events: string[]) {}
+  constructor(
+    private readonly events: string[],
+    private readonly dynamo: DynamoCalls = [],
+  ) {}
 
   async write(block: LedgerBlock): Promise<void> {
+    this.dynamo.push('ledger.write');
+    await this.store(block);
+  }
+
+  private async store(block: LedgerBlock): Promise<void> {
     const number = this.writes.length + 1;
     this.events.push(`ledger.write#${number}`);
     this.writes.push({ ...block, outcomes: [...block.outcomes] });
@@ -77,18 +91,25 @@ class FakeLedger implements Ledger {
   /** Like DynamoDB's conditional put: refused when a VOID block starts at the same seq. */
   async open(block: LedgerBlock): Promise<'opened' | 'voided'> {
     const there = this.blocks.get(`${block.stream}/${block.firstSeq}`);
+    this.dynamo.push('ledger.open');
     if (there?.outcomes.every((o) => o.status === 'VOID')) return 'voided';
-    await this.write(block);
+    await this.store(block);
     return 'opened';
   }
 
   async void(block: LedgerBlock): Promise<boolean> {
+    this.dynamo.push('ledger.void');
     if (this.blocks.has(`${block.stream}/${block.firstSeq}`)) return false;
-    await this.write(block);
+    await this.store(block);
     return true;
   }
 
   async find(stream: string, seq: number): Promise<LedgerBlock | undefined> {
+    this.dynamo.push('ledger.find');
+    return this.blockAt(stream, seq);
+  }
+
+  blockAt(stream: string, seq: number): LedgerBlock | undefined {
     for (const block of this.blocks.values()) {
       if (
         block.stream === stream &&
@@ -110,21 +131,43 @@ class FakeLedger implements Ledger {
 
   /** The outcome the ledger holds for one seq. */
   async outcome(stream: string, seq: number): Promise<RecordOutcome | undefined> {
-    const block = await this.find(stream, seq);
+    const block = this.blockAt(stream, seq);
     return block?.outcomes[seq - block.firstSeq];
   }
 }
 
-class FakeReservations implements Reservations {
-  readonly stored = new Map<string, Reservation>();
-  async get(idempotencyKey: string): Promise<Reservation | undefined> {
+/** The key items, with DynamoDB's conditions; `stored` is what the table holds. */
+class FakeKeyed implements KeyedPublishes {
+  readonly stored = new Map<string, KeyedPublish>();
+  constructor(private readonly dynamo: DynamoCalls = []) {}
+  async get(idempotencyKey: string): Promise<KeyedPublish | undefined> {
+    this.dynamo.push('key.get');
     return this.stored.get(idempotencyKey);
   }
-  async putIfAbsent(reservation: Reservation): Promise<Reservation> {
-    const existing = this.stored.get(reservation.idempotencyKey);
+  async claim(item: KeyedPublish): Promise<KeyedPublish> {
+    this.dynamo.push('key.claim');
+    const existing = this.stored.get(item.idempotencyKey);
     if (existing) return existing;
-    this.stored.set(reservation.idempotencyKey, reservation);
-    return reservation;
+    this.stored.set(item.idempotencyKey, item);
+    return item;
+  }
+  async lock(idempotencyKey: string, seenUntil: number, until: number): Promise<boolean> {
+    this.dynamo.push('key.lock');
+    const item = this.stored.get(idempotencyKey);
+    if (!item || item.answer !== undefined || item.lockedUntil !== seenUntil) return false;
+    this.stored.set(idempotencyKey, { ...item, lockedUntil: until });
+    return true;
+  }
+  async finish(idempotencyKey: string, heldUntil: number, answer: unknown): Promise<boolean> {
+    this.dynamo.push(answer === undefined ? 'key.release' : 'key.answer');
+    const item = this.stored.get(idempotencyKey);
+    if (!item || item.lockedUntil !== heldUntil) return false;
+    this.stored.set(idempotencyKey, {
+      ...item,
+      lockedUntil: 0,
+      ...(answer !== undefined && { answer }),
+    });
+    return true;
   }
 }
 
@@ -190,19 +233,20 @@ const TOPICS: Record<string, TopicDescription> = {
 function setup(allow: readonly string[] = []) {
   const events: string[] = [];
   const catalog = new FakeCatalog(TOPICS);
-  const allocator = new FakeAllocator();
-  const ledger = new FakeLedger(events);
-  const reservations = new FakeReservations();
+  const dynamo: DynamoCalls = [];
+  const allocator = new FakeAllocator(dynamo);
+  const ledger = new FakeLedger(events, dynamo);
+  const keyed = new FakeKeyed(dynamo);
   const sender = new FakeSender(events, ledger);
   const publisher = createPublisher({
     catalog,
     sender,
     allocator,
     ledger,
-    reservations,
+    keyed,
     allowTopic: topicAllowList(allow),
   });
-  return { events, catalog, allocator, ledger, reservations, sender, publisher };
+  return { events, dynamo, catalog, allocator, ledger, keyed, sender, publisher };
 }
 
 interface RecordSpec {
@@ -420,7 +464,7 @@ describe('publish: record checks', () => {
   });
 
   it('allocates no seqs and calls no sender when every record is invalid', async () => {
-    const { publisher, allocator, sender, ledger, reservations } = setup();
+    const { publisher, allocator, sender, ledger, keyed } = setup();
     const parseError = new InvalidInputError('value.type: bad', { field: 'value.type' });
     const result = await publisher.publish(
       request([parseError, rec({ partition: 99 }), rec({ value: 'x'.repeat(5_000) })], {
@@ -435,7 +479,7 @@ describe('publish: record checks', () => {
     expect(allocator.calls).toEqual([]);
     expect(sender.calls).toEqual([]);
     expect(ledger.writes).toEqual([]);
-    expect(reservations.stored.size).toBe(0);
+    expect(keyed.stored.size).toBe(0);
   });
 });
 
@@ -819,11 +863,11 @@ describe('publish: Idempotency-Key', () => {
     expect(allocator.calls.filter((c) => c.stream === 'orders-stream')).toHaveLength(1);
   });
 
-  it('stores one reservation per key with the fingerprint of the request', async () => {
-    const { publisher, reservations } = setup();
+  it('stores one item per key: the fingerprint, the seqs and the lock, freed at the end', async () => {
+    const { publisher, keyed } = setup();
     const req = request([rec({ value: 'a' }), rec({ value: 'b' })], { idempotencyKey: 'r' });
     await publisher.publish(req);
-    expect(reservations.stored.get('r')).toEqual({
+    expect(keyed.stored.get('r')).toEqual({
       idempotencyKey: 'r',
       fingerprint: fingerprint(req),
       stream: 'orders-stream',
@@ -831,13 +875,152 @@ describe('publish: Idempotency-Key', () => {
       firstSeq: 1,
       count: 2,
       timestamp: req.now,
+      lockedUntil: 0,
     });
   });
 
   it('stores no reservation without a key', async () => {
-    const { publisher, reservations } = setup();
+    const { publisher, keyed } = setup();
     await publisher.publish(request([rec()]));
-    expect(reservations.stored.size).toBe(0);
+    expect(keyed.stored.size).toBe(0);
+  });
+});
+
+describe('publish: DynamoDB calls per request (one item per Idempotency-Key)', () => {
+  /** A transport's shape: the answer is the result's seqs; settled when all are final. */
+  const seqsOf = (result: PublishResult) => ({
+    answer: result.results.map((r) => (r.kind === 'published' ? r.seq : 0)),
+    settled: isSettledResult(result),
+  });
+
+  it('no key: allocate, ledger open, ledger outcomes', async () => {
+    const { publisher, dynamo } = setup();
+    await publisher.publishAnswered(request([rec()]), seqsOf);
+    expect(dynamo).toEqual(['allocate', 'ledger.open', 'ledger.write']);
+  });
+
+  it('a batch makes the same calls as one record', async () => {
+    const { publisher, dynamo } = setup();
+    await publisher.publishAnswered(request(Array.from({ length: 50 }, () => rec())), seqsOf);
+    expect(dynamo).toEqual(['allocate', 'ledger.open', 'ledger.write']);
+  });
+
+  it('key, first attempt: get, allocate, claim ∥ open, outcomes ∥ answer (6 calls, 4 steps)', async () => {
+    const { publisher, dynamo, keyed } = setup();
+    const first = await publisher.publishAnswered(
+      request([rec()], { idempotencyKey: 'k' }),
+      seqsOf,
+    );
+    expect(first).toEqual({ answer: [1], replayed: false, warnings: [] });
+    expect(dynamo).toEqual([
+      'key.get',
+      'allocate',
+      'ledger.open',
+      'key.claim',
+      'ledger.write',
+      'key.answer',
+    ]);
+    expect(keyed.stored.get('k')).toMatchObject({ firstSeq: 1, lockedUntil: 0, answer: [1] });
+  });
+
+  it('key, answered: one read replays the stored answer, nothing sent or written', async () => {
+    const { publisher, dynamo, sender } = setup();
+    const req = request([rec()], { idempotencyKey: 'k' });
+    await publisher.publishAnswered(req, seqsOf);
+    dynamo.length = 0;
+    const again = await publisher.publishAnswered(req, seqsOf);
+    expect(again).toEqual({ answer: [1], replayed: true, warnings: [] });
+    expect(dynamo).toEqual(['key.get']);
+    expect(sender.calls).toHaveLength(1);
+  });
+
+  it('key, unsettled: the retry locks, finds the ledger block, resends only what is not ACKED', async () => {
+    const { publisher, dynamo, sender, keyed } = setup();
+    const req = request([rec({ value: 'a' }), rec({ value: 'b' })], { idempotencyKey: 'k' });
+    sender.responses.push((records) => [
+      sender.ack(records[0] as OutgoingRecord),
+      { status: 'UNKNOWN', message: 'timed out' },
+    ]);
+    const first = await publisher.publishAnswered(req, seqsOf);
+    expect(keyed.stored.get('k')?.answer).toBeUndefined();
+    expect(dynamo.slice(-1)).toEqual(['key.release']);
+    expect(first.replayed).toBe(false);
+    dynamo.length = 0;
+    const retry = await publisher.publishAnswered(req, seqsOf);
+    expect(retry.answer).toEqual([1, 2]);
+    expect(dynamo).toEqual([
+      'key.get',
+      'key.lock',
+      'ledger.find',
+      'ledger.open',
+      'ledger.write',
+      'key.answer',
+    ]);
+    expect(sender.sentSeqs()).toEqual([1, 2, 2]);
+  });
+
+  it('refuses a key another request holds (409, retriable) and sends nothing', async () => {
+    const { publisher, keyed, sender } = setup();
+    keyed.stored.set('busy', {
+      idempotencyKey: 'busy',
+      fingerprint: fingerprint(request([rec()], { idempotencyKey: 'busy' })),
+      stream: 'orders-stream',
+      topic: 'orders',
+      firstSeq: 7,
+      count: 1,
+      timestamp: NOW,
+      lockedUntil: Date.now() + 60_000,
+    });
+    const error = await rejection(
+      publisher.publishAnswered(request([rec()], { idempotencyKey: 'busy' }), seqsOf),
+    );
+    expect(error).toMatchObject({ name: 'ConflictError', status: 409, retriable: true });
+    expect(sender.calls).toEqual([]);
+  });
+
+  it('a first attempt that loses the race for its key sends nothing and records its seqs VOID', async () => {
+    const { publisher, keyed, sender, ledger } = setup();
+    const req = request([rec()], { idempotencyKey: 'race' });
+    // The other attempt claims the key between this one's read and its claim.
+    const claim = keyed.claim.bind(keyed);
+    keyed.claim = async (item) => {
+      await claim({ ...item, firstSeq: 99, lockedUntil: Date.now() + 60_000 });
+      return claim(item);
+    };
+    const error = await rejection(publisher.publishAnswered(req, seqsOf));
+    expect(error).toMatchObject({ name: 'ConflictError', status: 409 });
+    expect(sender.calls).toEqual([]);
+    expect((await ledger.outcome('orders-stream', 1))?.status).toBe('VOID');
+  });
+
+  it('an answer that could not be stored is a warning: the retry keeps the seqs and sends nothing again', async () => {
+    const { publisher, keyed, sender } = setup();
+    const finish = keyed.finish.bind(keyed);
+    keyed.finish = async (key, held, answer) => {
+      if (answer !== undefined) throw new Error('DynamoDB is down');
+      return finish(key, held, answer);
+    };
+    const req = request([rec()], { idempotencyKey: 'lost-answer' });
+    const first = await publisher.publishAnswered(req, seqsOf);
+    expect(first.answer).toEqual([1]);
+    expect(first.warnings.join()).toContain('answer was not stored');
+    keyed.finish = finish;
+    // Its lock lasts until the first attempt's deadline, when it can no longer send.
+    const item = keyed.stored.get('lost-answer') as KeyedPublish;
+    keyed.stored.set('lost-answer', { ...item, lockedUntil: Date.now() - 1 });
+    const retry = await publisher.publishAnswered(req, seqsOf);
+    expect(retry).toEqual({ answer: [1], replayed: false, warnings: [] });
+    expect(sender.sentSeqs()).toEqual([1]);
+    expect(keyed.stored.get('lost-answer')?.answer).toEqual([1]);
+  });
+
+  it('frees the key when the request fails after taking it, so a retry need not wait', async () => {
+    const { publisher, keyed, ledger } = setup();
+    ledger.failWrite = 1;
+    const req = request([rec()], { idempotencyKey: 'free' });
+    await rejection(publisher.publishAnswered(req, seqsOf));
+    expect(keyed.stored.get('free')).toMatchObject({ firstSeq: 1, lockedUntil: 0 });
+    expect((await publisher.publishAnswered(req, seqsOf)).answer).toEqual([1]);
   });
 });
 

@@ -1,5 +1,7 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { idempotencyError } from '../../functions/adapters/dynamodb/idempotency.js';
+import { createKeyedPublishes } from '../../functions/adapters/dynamodb/reservations.js';
+import { Deadline } from '../../functions/core/deadline.js';
 import {
   ConfigurationError,
   ConflictError,
@@ -101,43 +103,35 @@ describe('errorResponse: Tally errors', () => {
   });
 });
 
-describe('Powertools idempotency errors, as ours (the guard), then as HTTP', () => {
-  it('IdempotencyAlreadyInProgressError is a retriable 409', () => {
-    const error = Object.assign(new Error('record abc is in progress'), {
-      name: 'IdempotencyAlreadyInProgressError',
-    });
+describe('Idempotency-Key store errors, as HTTP', () => {
+  // A client whose every call is cut off by the request's deadline (the SDK's bare AbortError).
+  const aborted = {
+    send: async () => {
+      throw Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+    },
+  } as unknown as DynamoDBDocumentClient;
 
-    const response = errorResponse(idempotencyError(error), 'req-1');
-
-    expect(response.statusCode).toBe(409);
-    const body = bodyOf(response);
-    expect(body).toMatchObject({ error_code: 409, retriable: true });
-    expect(body.message).toContain('Idempotency-Key');
-  });
-
-  it('IdempotencyValidationError is a non-retriable 422', () => {
-    const error = Object.assign(new Error('payload hash mismatch'), {
-      name: 'IdempotencyValidationError',
-    });
-
-    const response = errorResponse(idempotencyError(error), 'req-1');
-
-    expect(response.statusCode).toBe(422);
-    const body = bodyOf(response);
-    expect(body).toMatchObject({ error_code: 422, retriable: false });
-    expect(body.message).toContain('Idempotency-Key');
-  });
-
-  it('a store call cut off by the deadline (bare AbortError) is a retriable 503, not a 500', () => {
+  it('a key item read cut off by the deadline (bare AbortError) is a retriable 503, not a 500', async () => {
     // Found by fuzzing: Tally-Timeout-Ms of a few ms with an Idempotency-Key.
-    const error = Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+    const keyed = createKeyedPublishes(aborted, 'keys', 60);
+    const error = await keyed.get('k', new Deadline(Date.now() + 5)).catch((e: unknown) => e);
 
-    const response = errorResponse(idempotencyError(error), 'req-1');
+    const response = errorResponse(error, 'req-1');
 
     expect(response.statusCode).toBe(503);
     const body = bodyOf(response);
     expect(body).toMatchObject({ error_code: 503, retriable: true });
+    expect(body.message).toContain('Idempotency-Key');
     expect(body.message).toContain('nothing was sent');
+  });
+
+  it('a key in progress is a retriable 409; a key reused for other records a 422', () => {
+    const inProgress = errorResponse(new ConflictError('Idempotency-Key: in progress'), 'req-1');
+    expect(inProgress.statusCode).toBe(409);
+    expect(bodyOf(inProgress)).toMatchObject({ error_code: 409, retriable: true });
+    const reused = errorResponse(new UnprocessableInputError('Idempotency-Key: reused'), 'req-1');
+    expect(reused.statusCode).toBe(422);
+    expect(bodyOf(reused)).toMatchObject({ error_code: 422, retriable: false });
   });
 });
 
