@@ -1,4 +1,4 @@
-import { createIdempotencyGuard } from '../adapters/dynamodb/idempotency.js';
+import type { createIdempotencyGuard } from '../adapters/dynamodb/idempotency.js';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
 import { createReservations } from '../adapters/dynamodb/reservations.js';
 import {
@@ -6,26 +6,24 @@ import {
   createStreamCounter,
 } from '../adapters/dynamodb/sequence-allocator.js';
 import { createRecordSender } from '../adapters/kafka/record-sender.js';
-import { createTopicCatalog } from '../adapters/kafka/topic-catalog.js';
 import { Deadline } from '../core/deadline.js';
 import { createPublisher } from '../core/publish.js';
 import { topicAllowList } from '../core/topic-names.js';
-import { createClients } from '../platform/clients.js';
 import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
+import { dynamoDbClients } from '../platform/dynamodb-clients.js';
+import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { log } from '../platform/log.js';
+import { topicCatalog } from './catalog.js';
 
 // The composition root of the publish functions: everything expensive is built once per
 // container, on first use, and reused by every warm invocation.
 
 async function build(config: PublishConfig) {
-  const { client, documents, singleAttempt, kafka } = await createClients(config, 'publish');
+  const { client, documents, singleAttempt } = dynamoDbClients(config);
+  const kafka = await kafkaClient(config, 'publish');
   const allowTopic = topicAllowList(config.topicAllowList);
-  const catalog = createTopicCatalog(kafka, {
-    ttlMs: 60_000,
-    missRefreshIntervalMs: 100,
-    maxMessageBytes: config.maxMessageBytes,
-  });
+  const catalog = topicCatalog(kafka, config);
   const sender = createRecordSender(kafka, {
     retries: config.kafkaRetries,
     requestTimeoutMs: config.kafkaRequestTimeoutMs,
@@ -47,11 +45,16 @@ async function build(config: PublishConfig) {
     allocator: createSequenceAllocator(singleAttempt, config.tables.streams),
     allowTopic,
   });
-  const idempotent = createIdempotencyGuard(
-    client,
-    config.tables.idempotency,
-    config.idempotencyTtlSeconds,
-  );
+  // Powertools' idempotency layer is loaded by the first request with a key, not at cold start:
+  // requests without one never need it.
+  type IdempotencyGuard = ReturnType<typeof createIdempotencyGuard>;
+  let guard: Promise<IdempotencyGuard> | undefined;
+  const idempotent: IdempotencyGuard = async (...args) => {
+    guard ??= import('../adapters/dynamodb/idempotency.js').then(({ createIdempotencyGuard }) =>
+      createIdempotencyGuard(client, config.tables.idempotency, config.idempotencyTtlSeconds),
+    );
+    return (await guard)(...args);
+  };
   // Metadata of the allowed topics is loaded now, not on a request's send path (seed 001).
   if (config.topicAllowList.length > 0) {
     catalog
