@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import * as errors from '../../functions/core/errors.js';
 
 // Every function's bundle, built with serverless.yml's own esbuild settings (as serverless-esbuild
 // builds it, without writing it): small enough to load fast, and holding only what its function
@@ -64,6 +66,35 @@ describe("each function's esbuild bundle", () => {
 
   it('is minified and keeps names (Step Functions matches errors by name)', () => {
     expect(serverless.custom.esbuild).toMatchObject({ minify: true, keepNames: true });
+  });
+
+  it('keeps every error class name through minification (Step Functions matches on it)', async () => {
+    const names = Object.keys(errors).filter((name) => name.endsWith('Error'));
+    const result = await build({
+      ...esbuildOptions,
+      absWorkingDir: ROOT,
+      stdin: {
+        contents: `import * as e from './functions/core/errors.ts';
+          export const names = ${JSON.stringify(names)}.map((n) => new e[n]('m').name);`,
+        resolveDir: ROOT,
+        loader: 'ts',
+      },
+      external: exclude,
+      write: false,
+      sourcemap: false,
+      logLevel: 'silent',
+    });
+    mkdirSync(join(ROOT, 'node_modules', '.cache'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'tally-names-'));
+    try {
+      const file = join(dir, 'errors.mjs');
+      writeFileSync(file, result.outputFiles[0]?.text ?? '');
+      const bundled = (await import(pathToFileURL(file).href)) as { names: string[] };
+      expect(names.length).toBeGreaterThan(10);
+      expect(bundled.names).toEqual(names);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it(`is at most ${MAX_BUNDLE_BYTES / 1024} KB`, () => {
