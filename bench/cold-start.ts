@@ -4,7 +4,7 @@
 // handler export exists, with configuration pointing at closed local ports so no network is
 // waited for. Prints JSON; never fails on a number.
 //
-//   node --import tsx bench/cold-start.ts
+//   node --import tsx bench/cold-start.ts [--base <git ref>]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,46 +15,92 @@ import { tableEnvironment } from '../infra/local/local-tables.js';
 import { loadTableDefinitions, localTableName } from '../infra/local/table-definitions.js';
 import { machineFacts, markdownTable, note, ROOT, shown, spread, writeResults } from './harness.js';
 
-const REPEATS = 3;
 const started = performance.now();
-const serverless = parse(readFileSync(join(ROOT, 'serverless.yml'), 'utf8')) as {
-  functions: Record<string, { handler: string }>;
-  custom: { esbuild: { target: string; exclude: string[]; banner: { js: string } } };
-};
-const { esbuild } = serverless.custom;
 // Inside the project, so the bundles' bare imports of the AWS SDK resolve from node_modules (in
 // Lambda the runtime provides it).
 const cache = join(ROOT, 'node_modules', '.cache');
 mkdirSync(cache, { recursive: true });
 const out = mkdtempSync(join(cache, 'tally-cold-start-'));
 
-const functions = Object.entries(serverless.functions).map(([name, fn]) => {
-  const dot = fn.handler.lastIndexOf('.');
-  return { name, module: fn.handler.slice(0, dot), exportName: fn.handler.slice(dot + 1) };
-});
-const modules = [...new Set(functions.map((f) => f.module))];
-
-// One bundle per handler module, as serverless-esbuild makes one per function.
-const bundles = new Map<string, { file: string; bytes: number }>();
-for (const module of modules) {
-  const file = join(out, `${module.replace(/\//g, '_')}.mjs`);
-  const result = await build({
-    absWorkingDir: ROOT,
-    entryPoints: [join(ROOT, `${module}.ts`)],
-    bundle: true,
-    platform: 'node',
-    target: esbuild.target,
-    format: 'esm',
-    external: esbuild.exclude,
-    banner: esbuild.banner,
-    outfile: file,
-    metafile: true,
-    logLevel: 'warning',
-  });
-  const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
-  bundles.set(module, { file, bytes });
+interface Serverless {
+  provider: { environment: Record<string, string> };
+  functions: Record<string, { handler: string }>;
+  custom: {
+    esbuild: {
+      target: string;
+      exclude: string[];
+      banner: { js: string };
+      minify?: boolean;
+      keepNames?: boolean;
+      sourcemap?: boolean;
+    };
+  };
 }
-note(`${modules.length} bundles built in ${Math.round(performance.now() - started)} ms`);
+
+/**
+ * The bundles of a source tree (the working tree, or a commit extracted beside it), one per
+ * handler module as serverless-esbuild makes one per function, with that tree's settings.
+ */
+async function buildTree(root: string, tag: string) {
+  const serverless = parse(readFileSync(join(root, 'serverless.yml'), 'utf8')) as Serverless;
+  const { esbuild } = serverless.custom;
+  const modules = [
+    ...new Set(Object.values(serverless.functions).map((f) => handlerOf(f.handler).module)),
+  ];
+  const bundles = new Map<string, { file: string; bytes: number }>();
+  for (const module of modules) {
+    const file = join(out, tag, `${module.replace(/\//g, '_')}.mjs`);
+    const result = await build({
+      absWorkingDir: root,
+      entryPoints: [join(root, `${module}.ts`)],
+      bundle: true,
+      platform: 'node',
+      target: esbuild.target,
+      format: 'esm',
+      external: esbuild.exclude,
+      banner: esbuild.banner,
+      minify: esbuild.minify === true,
+      keepNames: esbuild.keepNames === true,
+      sourcemap: esbuild.sourcemap === true,
+      outfile: file,
+      metafile: true,
+      logLevel: 'warning',
+    });
+    const bytes = Object.entries(result.metafile.outputs)
+      .filter(([name]) => !name.endsWith('.map'))
+      .reduce((sum, [, o]) => sum + o.bytes, 0);
+    bundles.set(module, { file, bytes });
+  }
+  return { serverless, esbuild, bundles };
+}
+
+function handlerOf(handler: string) {
+  const dot = handler.lastIndexOf('.');
+  return { module: handler.slice(0, dot), exportName: handler.slice(dot + 1) };
+}
+
+// `--base <git ref>` (or BENCH_COLD_START_BASE, through `npm run bench`): the same figures for that commit, measured in the same run, its probes
+// alternating with the working tree's (on a shared machine, load moves between minutes).
+const baseAt = process.argv.indexOf('--base');
+const baseRef = baseAt === -1 ? process.env.BENCH_COLD_START_BASE : process.argv[baseAt + 1];
+const current = await buildTree(ROOT, 'current');
+let base: Awaited<ReturnType<typeof buildTree>> | undefined;
+if (baseRef) {
+  const tree = join(out, 'base-tree');
+  mkdirSync(tree);
+  execFileSync('sh', [
+    '-c',
+    `git archive ${JSON.stringify(baseRef)} functions serverless.yml | tar -x -C ${JSON.stringify(tree)}`,
+  ]);
+  base = await buildTree(tree, 'base');
+}
+const { serverless, esbuild } = current;
+const REPEATS = base ? 5 : 3;
+const functions = Object.entries(serverless.functions).map(([name, fn]) => ({
+  name,
+  ...handlerOf(fn.handler),
+}));
+note(`bundles built in ${Math.round(performance.now() - started)} ms`);
 
 // Configuration every function reads at module load; ports 9 and 1 are closed: nothing answers.
 const env = {
@@ -64,6 +110,8 @@ const env = {
   AWS_REGION: 'us-east-1',
   LOG_LEVEL: 'error',
   TALLY_RECEIPTS_GROUP: 'bench',
+  // As serverless.yml runs the functions (--enable-source-maps: source maps are read at load).
+  NODE_OPTIONS: serverless.provider.environment.NODE_OPTIONS ?? '',
   // Every table of infra/resources/tables.yml, by the variable serverless.yml names it with.
   ...tableEnvironment(
     Object.fromEntries(
@@ -71,34 +119,62 @@ const env = {
     ),
   ),
 };
+// Wall time, and the process's CPU time over the same span: on a shared machine the wall time
+// includes waiting for a core, the CPU time does not (it does count V8's helper threads).
 const probe = (file: string, exportName: string) => `
+const cpu = process.cpuUsage();
 const start = performance.now();
 const module = await import(${JSON.stringify(`file://${file}`)});
 if (typeof module[${JSON.stringify(exportName)}] !== 'function') throw new Error('no handler');
-process.stdout.write(String(performance.now() - start));
+const wall = performance.now() - start;
+const used = process.cpuUsage(cpu);
+process.stdout.write(JSON.stringify([wall, (used.user + used.system) / 1000]));
 process.exit(0);`;
+
+const initOf = (file: string, exportName: string) =>
+  JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', probe(file, exportName)], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+    }),
+  ) as [number, number];
+
+interface Runs {
+  wall: number[];
+  cpu: number[];
+}
+const runs = (): Runs => ({ wall: [], cpu: [] });
+const add = (into: Runs, [wall, cpu]: [number, number]) => {
+  into.wall.push(wall);
+  into.cpu.push(cpu);
+};
 
 const results = [];
 for (const fn of functions) {
-  const bundle = bundles.get(fn.module) as { file: string; bytes: number };
-  const initMs: number[] = [];
+  const bundle = current.bundles.get(fn.module) as { file: string; bytes: number };
+  const baseFn = base && Object.hasOwn(base.serverless.functions, fn.name) ? base : undefined;
+  const baseHandler = baseFn && handlerOf(baseFn.serverless.functions[fn.name]?.handler ?? '');
+  const baseBundle = baseHandler && baseFn.bundles.get(baseHandler.module);
+  const now = runs();
+  const before = runs();
   for (let r = 0; r < REPEATS; r++) {
-    const ms = execFileSync(
-      process.execPath,
-      ['--input-type=module', '-e', probe(bundle.file, fn.exportName)],
-      {
-        cwd: ROOT,
-        env,
-        encoding: 'utf8',
-      },
-    );
-    initMs.push(Number(ms));
+    if (baseBundle && baseHandler) add(before, initOf(baseBundle.file, baseHandler.exportName));
+    add(now, initOf(bundle.file, fn.exportName));
   }
   results.push({
     function: fn.name,
     handler: `${fn.module}.${fn.exportName}`,
     bundleBytes: bundle.bytes,
-    initMs: spread(initMs),
+    initMs: spread(now.wall),
+    initCpuMs: spread(now.cpu),
+    ...(baseBundle && {
+      base: {
+        bundleBytes: baseBundle.bytes,
+        initMs: spread(before.wall),
+        initCpuMs: spread(before.cpu),
+      },
+    }),
   });
 }
 rmSync(out, { recursive: true, force: true });
@@ -108,18 +184,42 @@ const summary = {
   at: new Date().toISOString(),
   machine: machineFacts(),
   setup: {
-    bundle: `esbuild, ESM, target ${esbuild.target}, external ${esbuild.exclude.join(', ')} (the Lambda runtime provides it), not minified`,
-    init: `fresh node process per run, ${REPEATS} runs: import of the bundle to a handler export, configuration pointing at closed ports (no network waited for)`,
+    ...(baseRef && { base: baseRef }),
+    bundle: `esbuild, ESM, target ${esbuild.target}, external ${esbuild.exclude.join(', ')} (the Lambda runtime provides it), ${esbuild.minify ? `minified${esbuild.keepNames ? ' with keepNames' : ''}` : 'not minified'}`,
+    init: `fresh node process per run, ${REPEATS} runs (alternating with the base's when given), NODE_OPTIONS=${env.NODE_OPTIONS}: import of the bundle to a handler export, configuration pointing at closed ports (no network waited for)`,
   },
   functions: results,
   wallSeconds: Math.round((performance.now() - started) / 1000),
 };
-const table = markdownTable(
-  ['function', 'bundle KB', 'module init ms'],
-  results.map((r) => [
-    r.function,
-    Math.round(r.bundleBytes / 1024).toLocaleString('en'),
-    shown(r.initMs, 1),
-  ]),
-);
+const kb = (bytes: number) => Math.round(bytes / 1024).toLocaleString('en');
+const table = base
+  ? markdownTable(
+      [
+        'function',
+        `bundle KB (${baseRef})`,
+        'bundle KB',
+        `module init ms (${baseRef})`,
+        'module init ms',
+        `init CPU ms (${baseRef})`,
+        'init CPU ms',
+      ],
+      results.map((r) => [
+        r.function,
+        r.base ? kb(r.base.bundleBytes) : '–',
+        kb(r.bundleBytes),
+        r.base ? shown(r.base.initMs, 1) : '–',
+        shown(r.initMs, 1),
+        r.base ? shown(r.base.initCpuMs, 1) : '–',
+        shown(r.initCpuMs, 1),
+      ]),
+    )
+  : markdownTable(
+      ['function', 'bundle KB', 'module init ms', 'init CPU ms'],
+      results.map((r) => [
+        r.function,
+        kb(r.bundleBytes),
+        shown(r.initMs, 1),
+        shown(r.initCpuMs, 1),
+      ]),
+    );
 writeResults('cold-start', summary, table, true);

@@ -332,7 +332,6 @@ try {
     TALLY_STREAMS_TABLE: stack.tables.StreamsTable,
     TALLY_LEDGER_TABLE: stack.tables.LedgerTable,
     TALLY_RESERVATIONS_TABLE: stack.tables.ReservationsTable,
-    TALLY_IDEMPOTENCY_TABLE: stack.tables.IdempotencyTable,
     AWS_REGION: 'us-east-1',
     LOG_LEVEL: 'error',
     TALLY_MAX_BATCH_ENTRIES: String(BATCH_RECORDS),

@@ -4,10 +4,10 @@
 import { renderAuditHtml } from '../core/audit-html.js';
 import { NotFoundError } from '../core/errors.js';
 import { header, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
-import { auditRuntime } from './runtime.js';
+import { auditReadRuntime } from './read-runtime.js';
 
 export const handler = httpHandler('read', async (event) => {
-  const rt = await auditRuntime();
+  const rt = await auditReadRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   const auditId = idParameter(event, 'audit_id');
   const report = clusterId === (await rt.clusterId()) ? await rt.store.get(auditId) : undefined;

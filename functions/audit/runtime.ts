@@ -10,8 +10,9 @@ import { createLogScanner } from '../adapters/kafka/log-scanner.js';
 import { createAuditor, type ReconcileEvent } from '../core/audit.js';
 import type { GroupReport } from '../core/reconcile.js';
 import type { ReportStore } from '../core/reconcile-ports.js';
-import { createClients } from '../platform/clients.js';
 import { type AuditConfig, loadAuditConfig } from '../platform/config.js';
+import { dynamoDbClients } from '../platform/dynamodb-clients.js';
+import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { publishAuditMetrics } from './metrics.js';
 
@@ -51,7 +52,8 @@ export function scanDeadline(now: number, remainingMs: number, scanTimeoutMs: nu
 }
 
 async function build(config: AuditConfig) {
-  const { documents, kafka } = await createClients(config, 'audit');
+  const { documents } = dynamoDbClients(config);
+  const kafka = await kafkaClient(config, 'audit');
   const store = createAuditStore(documents, config.auditsTable);
   const ledger = createLedger(documents, config.ledgerTable);
   const auditor = createAuditor({

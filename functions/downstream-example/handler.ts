@@ -5,10 +5,10 @@ import type { MSKEvent } from 'aws-lambda';
 import { receiptsGroup } from '../platform/config.js';
 import { log } from '../platform/log.js';
 import { tallyReceipts } from '../receipts/middleware.js';
-import { receiptsRuntime } from '../receipts/runtime.js';
+import { receiptsStore } from '../receipts/store-runtime.js';
 
 export const handler = middy<MSKEvent, { processed: number }>()
-  .use(tallyReceipts({ group: receiptsGroup(), sink: async () => (await receiptsRuntime()).store }))
+  .use(tallyReceipts({ group: receiptsGroup(), sink: receiptsStore }))
   .handler(async (event) => {
     // Real processing goes here; the example only counts.
     const processed = Object.values(event.records ?? {}).reduce(

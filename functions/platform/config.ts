@@ -80,7 +80,6 @@ export interface PublishConfig extends CommonConfig {
     readonly streams: string;
     readonly ledger: string;
     readonly reservations: string;
-    readonly idempotency: string;
   };
   /** Topic patterns (`*`, `?`) this API may write to; empty = any non-internal topic. */
   readonly topicAllowList: readonly string[];
@@ -197,7 +196,6 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
       streams: required(env, 'TALLY_STREAMS_TABLE'),
       ledger: required(env, 'TALLY_LEDGER_TABLE'),
       reservations: required(env, 'TALLY_RESERVATIONS_TABLE'),
-      idempotency: required(env, 'TALLY_IDEMPOTENCY_TABLE'),
     },
     topicAllowList: list(env, 'TALLY_TOPIC_ALLOW_LIST'),
     maxBatchEntries: integer(env, 'TALLY_MAX_BATCH_ENTRIES', 1000, 1, 10_000),

@@ -1,6 +1,4 @@
-import { KafkaClient } from '@aws-sdk/client-kafka';
 import type { KafkaConnectionOptions } from '../adapters/kafka/client.js';
-import { createMskBootstrap } from '../adapters/msk/bootstrap.js';
 import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
 import type { CommonConfig } from './config.js';
 
@@ -8,6 +6,8 @@ import type { CommonConfig } from './config.js';
  * Where Kafka is and how to sign in: the configured brokers, or MSK's bootstrap brokers for the
  * cluster ARN. SCRAM credentials are read here, once per container, from Secrets Manager, SSM
  * or the environment; they are handed to the Kafka client and to nothing else (never logged).
+ * MSK's control-plane client is loaded only with a cluster ARN: with a broker list no function
+ * pays for it at cold start.
  */
 export async function kafkaConnection(
   config: Pick<CommonConfig, 'kafka' | 'region' | 'dynamodbTimeoutMs'>,
@@ -27,6 +27,10 @@ export async function kafkaConnection(
       auth: scram ? { mechanism: 'scram-sha-512', ...scram } : { mechanism: 'none' },
     };
   }
+  const [{ KafkaClient }, { createMskBootstrap }] = await Promise.all([
+    import('@aws-sdk/client-kafka'),
+    import('../adapters/msk/bootstrap.js'),
+  ]);
   const bootstrap = createMskBootstrap({
     client: new KafkaClient({ region: config.region }),
     clusterArn: kafka.clusterArn,

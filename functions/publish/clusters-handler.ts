@@ -1,7 +1,7 @@
 // GET /v3/clusters and GET /v3/clusters/{cluster_id} — the one cluster this API publishes to.
 import { baseUrl, httpHandler, json, pathParameter } from '../platform/http.js';
-import { checkCluster } from './request.js';
-import { publishRuntime } from './runtime.js';
+import { checkCluster } from './checks.js';
+import { clustersRuntime } from './clusters-runtime.js';
 
 function cluster(base: string, clusterId: string) {
   const self = `${base}/v3/clusters/${clusterId}`;
@@ -14,7 +14,7 @@ function cluster(base: string, clusterId: string) {
 }
 
 export const handler = httpHandler('read', async (event) => {
-  const rt = await publishRuntime();
+  const rt = await clustersRuntime();
   const clusterId = await rt.catalog.clusterId();
   const base = baseUrl(event);
   if (event.pathParameters?.cluster_id === undefined) {

@@ -4,8 +4,8 @@
 import { InvalidInputError, NotFoundError } from '../core/errors.js';
 import type { LedgerBlock } from '../core/publish-ports.js';
 import { httpHandler, json, pathParameter } from '../platform/http.js';
-import { checkCluster, checkIdempotencyKey, checkStream } from './request.js';
-import { publishRuntime } from './runtime.js';
+import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
+import { lookupRuntime } from './lookup-runtime.js';
 
 function describe(block: LedgerBlock, from: number, to: number) {
   const records = [];
@@ -36,7 +36,7 @@ function unrecorded(stream: string, seq: number, counter: { lastSeq: number } | 
 }
 
 export const handler = httpHandler('read', async (event) => {
-  const rt = await publishRuntime();
+  const rt = await lookupRuntime();
   await checkCluster(rt, pathParameter(event, 'cluster_id'));
   const query = event.queryStringParameters ?? {};
   if (query.idempotency_key !== undefined) {

@@ -12,31 +12,12 @@ import {
   type HttpResponse,
   header,
   pathParameter,
-  requireCluster,
 } from '../platform/http.js';
 import { log } from '../platform/log.js';
+import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
 import { type PublishRuntime, publishRuntime } from './runtime.js';
 
 // What every publish route shares: headers, body limits, cluster check, and the guarded run.
-
-const STREAM = /^[A-Za-z0-9._:-]{1,249}$/;
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-/** A stream name, or InvalidInputError naming `field`. */
-export function checkStream(stream: string, field: string): string {
-  if (!STREAM.test(stream)) {
-    throw new InvalidInputError(`${field}: 1-249 of A-Z a-z 0-9 . _ : -`, { field });
-  }
-  return stream;
-}
-
-/** An Idempotency-Key, or InvalidInputError naming `field`. */
-export function checkIdempotencyKey(key: string, field: string): string {
-  if (!IDEMPOTENCY_KEY.test(key)) {
-    throw new InvalidInputError(`${field}: 1-255 visible ASCII characters`, { field });
-  }
-  return key;
-}
 
 export function requestOptions(
   event: HttpEvent,
@@ -115,14 +96,6 @@ function bodyText(event: HttpEvent, rt: PublishRuntime): string {
     );
   }
   return bytes.toString('utf8');
-}
-
-export async function checkCluster(
-  rt: PublishRuntime,
-  clusterId: string,
-  deadline?: Deadline,
-): Promise<void> {
-  requireCluster(clusterId, await rt.catalog.clusterId(deadline));
 }
 
 let inFlight = 0;

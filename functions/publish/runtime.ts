@@ -5,26 +5,24 @@ import {
   createStreamCounter,
 } from '../adapters/dynamodb/sequence-allocator.js';
 import { createRecordSender } from '../adapters/kafka/record-sender.js';
-import { createTopicCatalog } from '../adapters/kafka/topic-catalog.js';
 import { Deadline } from '../core/deadline.js';
 import { createPublisher } from '../core/publish.js';
 import { topicAllowList } from '../core/topic-names.js';
-import { createClients } from '../platform/clients.js';
 import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
+import { dynamoDbClients } from '../platform/dynamodb-clients.js';
+import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { log } from '../platform/log.js';
+import { topicCatalog } from './catalog.js';
 
 // The composition root of the publish functions: everything expensive is built once per
 // container, on first use, and reused by every warm invocation.
 
 async function build(config: PublishConfig) {
-  const { documents, singleAttempt, kafka } = await createClients(config, 'publish');
+  const { documents, singleAttempt } = dynamoDbClients(config);
+  const kafka = await kafkaClient(config, 'publish');
   const allowTopic = topicAllowList(config.topicAllowList);
-  const catalog = createTopicCatalog(kafka, {
-    ttlMs: 60_000,
-    missRefreshIntervalMs: 100,
-    maxMessageBytes: config.maxMessageBytes,
-  });
+  const catalog = topicCatalog(kafka, config);
   const sender = createRecordSender(kafka, {
     retries: config.kafkaRetries,
     requestTimeoutMs: config.kafkaRequestTimeoutMs,

@@ -1,20 +1,16 @@
-import { createReceiptsStore } from '../adapters/dynamodb/receipts-store.js';
 import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
 import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
-import { createClients } from '../platform/clients.js';
-import { loadReceiptsConfig, type ReceiptsConfig } from '../platform/config.js';
+import { loadReceiptsConfig } from '../platform/config.js';
+import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { receiptsStore } from './store-runtime.js';
 
-// The composition root of the receipts functions, built once per container.
-
-async function build(config: ReceiptsConfig) {
-  const { documents, kafka } = await createClients(config, 'receipts');
-  return {
-    store: createReceiptsStore(documents, config.receiptsTable),
-    clusterId: createClusterIdentity(lazyAdmin(kafka)),
-  };
-}
+// The composition root of the receipts API, built once per container: the store, and the
+// cluster's identity for the path's cluster check.
 
 const config = loadReceiptsConfig();
 
-export const receiptsRuntime = lazyRuntime(() => build(config));
+export const receiptsRuntime = lazyRuntime(async () => ({
+  store: await receiptsStore(),
+  clusterId: createClusterIdentity(lazyAdmin(await kafkaClient(config, 'receipts'))),
+}));

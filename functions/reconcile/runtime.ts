@@ -6,8 +6,9 @@ import { createRestoreRecords } from '../adapters/dynamodb/restore-records.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
 import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
 import { createReconciler } from '../core/reconcile.js';
-import { createClients } from '../platform/clients.js';
 import { loadReconcileConfig, type ReconcileConfig } from '../platform/config.js';
+import { dynamoDbClients } from '../platform/dynamodb-clients.js';
+import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 
 // The composition root of the reconcile functions, built once per container.
@@ -16,7 +17,8 @@ import { lazyRuntime } from '../platform/lazy-runtime.js';
 const PRUNE_BUDGET = 200;
 
 async function build(config: ReconcileConfig) {
-  const { documents, kafka } = await createClients(config, 'reconcile');
+  const { documents } = dynamoDbClients(config);
+  const kafka = await kafkaClient(config, 'reconcile');
   const source = createGroupSource(kafka);
   const history = createOffsetHistory(documents, config.tables.offsetHistory);
   const reports = createReportStore(documents, config.tables.reconcileReports);

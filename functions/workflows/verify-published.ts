@@ -3,11 +3,11 @@
 // in the log exactly once by the audit that ran after it — a complete audit naming none of them
 // lost or duplicated. Otherwise it fails with VerificationFailedError listing what was found.
 
-import { auditRuntime } from '../audit/runtime.js';
 import type { AuditReport } from '../core/audit.js';
 import { InvalidInputError, VerificationFailedError } from '../core/errors.js';
 import { isPlainObject } from '../core/record-input.js';
 import { taskHandler } from '../platform/task.js';
+import { verifyRuntime } from './verify-runtime.js';
 
 interface Problem {
   readonly idempotencyKey: string;
@@ -55,7 +55,7 @@ const within = (seq: number, ranges: ReadonlyArray<{ from: number; to: number }>
 export const handler = taskHandler<unknown, { verified: number; auditIds: string[] }>(
   async (input) => {
     const { topic, published, auditIds } = parseInput(input);
-    const rt = await auditRuntime();
+    const rt = await verifyRuntime();
     const reports: AuditReport[] = [];
     for (const id of auditIds) {
       const report = await rt.store.get(id);

@@ -8,7 +8,6 @@ const TABLES: Env = {
   TALLY_STREAMS_TABLE: 'tally-streams',
   TALLY_LEDGER_TABLE: 'tally-ledger',
   TALLY_RESERVATIONS_TABLE: 'tally-reservations',
-  TALLY_IDEMPOTENCY_TABLE: 'tally-idempotency',
 };
 
 const BROKERS: Env = { ...TABLES, KAFKA_BROKERS: 'localhost:9092' };
@@ -51,7 +50,6 @@ describe('loadPublishConfig: tables', () => {
       streams: 'streams-x',
       ledger: 'tally-ledger',
       reservations: 'tally-reservations',
-      idempotency: 'tally-idempotency',
     });
   });
 });

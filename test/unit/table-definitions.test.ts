@@ -13,8 +13,8 @@ describe('table definitions from infra/resources/tables.yml', () => {
       { AttributeName: 'stream', KeyType: 'HASH' },
       { AttributeName: 'seq', KeyType: 'RANGE' },
     ]);
-    expect(tables.find((t) => t.logicalId === 'IdempotencyTable')?.timeToLiveAttribute).toBe(
-      'expiration',
+    expect(tables.find((t) => t.logicalId === 'ReservationsTable')?.timeToLiveAttribute).toBe(
+      'expiresAt',
     );
   });
 

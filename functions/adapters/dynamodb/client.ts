@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Deadline } from '../../core/deadline.js';
@@ -12,39 +11,12 @@ export interface DynamoDbOptions {
   readonly timeoutMs: number;
 }
 
-/** Where a request's deadline is kept for DynamoDB calls made by code we do not call into. */
-const ambientDeadline = new AsyncLocalStorage<Deadline>();
-
-/**
- * Runs `work` with `deadline` bounding the calls of the `client` that createDynamoDbClients
- * returns (Powertools' idempotency layer sends its own, so no abortSignal can be passed to them).
- */
-export function underDeadline<T>(deadline: Deadline, work: () => Promise<T>): Promise<T> {
-  return ambientDeadline.run(deadline, work);
-}
-
-type RequestHandler = DynamoDBClient['config']['requestHandler'];
-
-/** The shared handler, each call bounded by the ambient deadline unless it brings its own signal. */
-function boundByAmbientDeadline(inner: RequestHandler): RequestHandler {
-  // Everything else (config updates, destroy) is the shared handler's own.
-  const bound = Object.create(inner) as RequestHandler;
-  bound.handle = (request, options?: { abortSignal?: unknown }) => {
-    const deadline = ambientDeadline.getStore();
-    const own = deadline === undefined || options?.abortSignal !== undefined;
-    return inner.handle(request, own ? options : { ...options, ...within(deadline) });
-  };
-  return bound;
-}
-
 /**
  * One set of DynamoDB clients per container, sharing connections. Short timeouts and two
  * attempts: a DynamoDB that does not answer must turn into a clear 503 well inside the request's
  * deadline, not a hang; calls on a request's path also get at most its time left (`within`).
  */
 export function createDynamoDbClients(options: DynamoDbOptions): {
-  /** For Powertools: its calls are bounded by the deadline set with `underDeadline`. */
-  readonly client: DynamoDBClient;
   readonly documents: DynamoDBDocumentClient;
   /**
    * One attempt per send: for a call that must not be repeated blindly (a sequence allocation
@@ -71,15 +43,9 @@ export function createDynamoDbClients(options: DynamoDbOptions): {
     },
   });
   const shared = base.config.requestHandler;
-  const client = new DynamoDBClient({
-    ...where,
-    maxAttempts: 2,
-    requestHandler: boundByAmbientDeadline(shared),
-  });
   const once = new DynamoDBClient({ ...where, maxAttempts: 1, requestHandler: shared });
   const translate = { marshallOptions: { removeUndefinedValues: true } };
   return {
-    client,
     documents: DynamoDBDocumentClient.from(base, translate),
     singleAttempt: DynamoDBDocumentClient.from(once, translate),
   };

@@ -1,11 +1,7 @@
 // Turns an MSK cluster ARN into a client-neutral description of how to connect to it. Brokers
 // are looked up from the control plane rather than configured, so a broker replacement or a
 // new listener never needs a redeploy; kafkajs specifics live in functions/adapters/kafka/.
-import {
-  GetBootstrapBrokersCommand,
-  type GetBootstrapBrokersCommandOutput,
-  type KafkaClient,
-} from '@aws-sdk/client-kafka';
+import type { GetBootstrapBrokersCommandOutput, KafkaClient } from '@aws-sdk/client-kafka';
 import { createIamTokenProvider, type OAuthBearerToken, type SignToken } from './iam-token.js';
 
 export type { OAuthBearerToken, SignToken } from './iam-token.js';
@@ -89,6 +85,8 @@ export function createMskBootstrap(options: MskBootstrapOptions): MskBootstrap {
   const lookup = async (): Promise<KafkaConnection> => {
     let output: GetBootstrapBrokersCommandOutput;
     try {
+      // Loaded here, not at the top: an import of an SDK package is loaded with the bundle.
+      const { GetBootstrapBrokersCommand } = await import('@aws-sdk/client-kafka');
       output = await client.send(new GetBootstrapBrokersCommand({ ClusterArn: clusterArn }));
     } catch (error) {
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

@@ -1,8 +1,7 @@
-import {
+import type {
   SendTaskFailureCommand,
   SendTaskSuccessCommand,
   SFNClient,
-  SFNServiceException,
 } from '@aws-sdk/client-sfn';
 import { ConflictError, DependencyUnavailableError } from '../../core/errors.js';
 
@@ -11,23 +10,41 @@ const GONE = new Set(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);
 
 /**
  * Completes a workflow's waiting task (the `.waitForTaskToken` pattern): in AWS through Step
- * Functions, locally through the `npm start` stack's Step Functions endpoint.
+ * Functions, locally through the `npm start` stack's Step Functions endpoint. The SDK client is
+ * loaded by the first decision, not at cold start: listing and requesting approvals never use it.
  */
 export function createTaskTokens(options: { region: string; endpoint: string | undefined }) {
-  const client = new SFNClient({
-    region: options.region,
-    maxAttempts: 2,
-    requestHandler: { connectionTimeout: 3000, requestTimeout: 5000, throwOnRequestTimeout: true },
-    ...(options.endpoint && {
-      endpoint: options.endpoint,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  });
-  const send = async (doing: string, command: SendTaskSuccessCommand | SendTaskFailureCommand) => {
+  let sdk: Promise<{ client: SFNClient; module: typeof import('@aws-sdk/client-sfn') }> | undefined;
+  const load = () => {
+    sdk ??= import('@aws-sdk/client-sfn').then((module) => ({
+      module,
+      client: new module.SFNClient({
+        region: options.region,
+        maxAttempts: 2,
+        requestHandler: {
+          connectionTimeout: 3000,
+          requestTimeout: 5000,
+          throwOnRequestTimeout: true,
+        },
+        ...(options.endpoint && {
+          endpoint: options.endpoint,
+          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        }),
+      }),
+    }));
+    return sdk;
+  };
+  const send = async (
+    doing: string,
+    command: (
+      m: typeof import('@aws-sdk/client-sfn'),
+    ) => SendTaskSuccessCommand | SendTaskFailureCommand,
+  ) => {
+    const { client, module } = await load();
     try {
-      await client.send(command as SendTaskSuccessCommand);
+      await client.send(command(module) as SendTaskSuccessCommand);
     } catch (error) {
-      if (error instanceof SFNServiceException && GONE.has(error.name)) {
+      if (error instanceof module.SFNServiceException && GONE.has(error.name)) {
         throw new ConflictError(
           `token: the workflow is no longer waiting for this decision (${error.name})`,
           { field: 'token', cause: error },
@@ -42,10 +59,10 @@ export function createTaskTokens(options: { region: string; endpoint: string | u
     succeed: (taskToken: string, output: object) =>
       send(
         'the approval',
-        new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }),
+        (m) => new m.SendTaskSuccessCommand({ taskToken, output: JSON.stringify(output) }),
       ),
     fail: (taskToken: string, error: string, cause: string) =>
-      send('the rejection', new SendTaskFailureCommand({ taskToken, error, cause })),
+      send('the rejection', (m) => new m.SendTaskFailureCommand({ taskToken, error, cause })),
   };
 }
 

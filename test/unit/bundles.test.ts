@@ -1,0 +1,123 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build, type Metafile } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import * as errors from '../../functions/core/errors.js';
+
+// Every function's bundle, built with serverless.yml's own esbuild settings (as serverless-esbuild
+// builds it, without writing it): small enough to load fast, and holding only what its function
+// uses. Cold start is paid in what a bundle loads, so this is where it is kept down.
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const serverless = parse(readFileSync(`${ROOT}serverless.yml`, 'utf8')) as {
+  functions: Record<string, { handler: string }>;
+  custom: { esbuild: Record<string, unknown> & { exclude: string[] } };
+};
+const { exclude, outputFileExtension: _ext, ...esbuildOptions } = serverless.custom.esbuild;
+
+const MAX_BUNDLE_BYTES = 400 * 1024;
+/** Functions that never talk to Kafka: their bundles must not carry kafkajs. */
+const WITHOUT_KAFKA = ['downstreamExample', 'verifyPublished'];
+
+const functions = Object.entries(serverless.functions).map(([name, fn]) => ({
+  name,
+  module: fn.handler.slice(0, fn.handler.lastIndexOf('.')),
+}));
+
+describe("each function's esbuild bundle", () => {
+  let outputs: Metafile['outputs'];
+
+  beforeAll(async () => {
+    const result = await build({
+      ...esbuildOptions,
+      absWorkingDir: ROOT,
+      entryPoints: [...new Set(functions.map((f) => `${f.module}.ts`))],
+      outdir: 'out',
+      outbase: '.',
+      external: exclude,
+      write: false,
+      sourcemap: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    outputs = result.metafile.outputs;
+  }, 60_000);
+
+  const outputOf = (module: string) => {
+    const output = outputs[`out/${module}.js`];
+    expect(output, module).toBeDefined();
+    return output as Metafile['outputs'][string];
+  };
+  const packagesOf = (module: string) =>
+    new Set(
+      Object.keys(outputOf(module).inputs).flatMap(
+        (input) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? [],
+      ),
+    );
+
+  it('is minified and keeps names (Step Functions matches errors by name)', () => {
+    expect(serverless.custom.esbuild).toMatchObject({ minify: true, keepNames: true });
+  });
+
+  it('keeps every error class name through minification (Step Functions matches on it)', async () => {
+    const names = Object.keys(errors).filter((name) => name.endsWith('Error'));
+    const result = await build({
+      ...esbuildOptions,
+      absWorkingDir: ROOT,
+      stdin: {
+        contents: `import * as e from './functions/core/errors.ts';
+          export const names = ${JSON.stringify(names)}.map((n) => new e[n]('m').name);`,
+        resolveDir: ROOT,
+        loader: 'ts',
+      },
+      external: exclude,
+      write: false,
+      sourcemap: false,
+      logLevel: 'silent',
+    });
+    mkdirSync(join(ROOT, 'node_modules', '.cache'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, 'node_modules', '.cache', 'tally-names-'));
+    try {
+      const file = join(dir, 'errors.mjs');
+      writeFileSync(file, result.outputFiles[0]?.text ?? '');
+      const bundled = (await import(pathToFileURL(file).href)) as { names: string[] };
+      expect(names.length).toBeGreaterThan(10);
+      expect(bundled.names).toEqual(names);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it(`is at most ${MAX_BUNDLE_BYTES / 1024} KB`, () => {
+    for (const { name, module } of functions) {
+      expect(outputOf(module).bytes, name).toBeLessThanOrEqual(MAX_BUNDLE_BYTES);
+    }
+  });
+
+  it('holds kafkajs only in functions that talk to Kafka', () => {
+    for (const { name, module } of functions) {
+      expect(packagesOf(module).has('kafkajs'), name).toBe(!WITHOUT_KAFKA.includes(name));
+    }
+  });
+
+  it('loads no AWS SDK client at cold start that the function may not use', () => {
+    // A static import of an external package is loaded with the bundle; MSK's control plane
+    // (only with MSK_CLUSTER_ARN), Step Functions (only a decision) and the secret stores (only
+    // with SCRAM) are imported where they are used.
+    for (const { name, module } of functions) {
+      const eager = outputOf(module)
+        .imports.filter((i) => i.external && i.kind === 'import-statement')
+        .map((i) => i.path);
+      for (const lazy of [
+        '@aws-sdk/client-kafka',
+        '@aws-sdk/client-sfn',
+        '@aws-sdk/client-secrets-manager',
+        '@aws-sdk/client-ssm',
+      ]) {
+        expect(eager, name).not.toContain(lazy);
+      }
+    }
+  });
+});
