@@ -1,15 +1,13 @@
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import { createMappingStore } from '../../functions/adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../../functions/adapters/dynamodb/offset-history.js';
 import { createPlanStore } from '../../functions/adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
 import { createRestoreRecords } from '../../functions/adapters/dynamodb/restore-records.js';
 import { createReconciler } from '../../functions/core/reconcile.js';
-import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
-import { uniqueName } from '../helpers/unique-name.js';
+import { localTablesForFile } from '../helpers/local-tables.js';
 
 // Reconcile's pruning through the real DynamoDB adapters on the local DynamoDB API (which, like
 // DynamoDB's TTL on a bad day, never expires anything): runs on an injected clock delete what
@@ -20,26 +18,7 @@ const DAY = 24 * HOUR;
 const START = Date.parse('2026-03-01T00:00:00Z');
 
 describe('reconcile retention on DynamoDB', () => {
-  const client = localDynamoDbClient(inject('dynamodbEndpoint'));
-  const documents = DynamoDBDocumentClient.from(client);
-  let tables: Record<string, string> = {};
-
-  beforeAll(async () => {
-    tables = await createLocalTables(client, `${uniqueName('retention')}-`);
-  });
-
-  afterAll(async () => {
-    for (const TableName of Object.values(tables)) {
-      await client.send(new DeleteTableCommand({ TableName }));
-    }
-    client.destroy();
-  });
-
-  const table = (id: string) => {
-    const name = tables[id];
-    if (!name) throw new Error(`no table ${id}`);
-    return name;
-  };
+  const { documents, table } = localTablesForFile('retention');
   const scan = async (id: string) =>
     (await documents.send(new ScanCommand({ TableName: table(id), ConsistentRead: true }))).Items ??
     [];
