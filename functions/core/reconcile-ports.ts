@@ -102,18 +102,28 @@ export interface OffsetHistory {
   removeLegacy(entry: HistoryEntry): Promise<boolean>;
 }
 
+export interface GroupReportWrite {
+  readonly group: string;
+  readonly report: object;
+  readonly dated?: { readonly body: object; readonly digest: string };
+}
+
+/** A group's entry in the index of reported groups. */
+export interface ReportedGroup {
+  /** When it was last marked reported. */
+  readonly markedAt: number;
+  /** The findings digest of its newest dated report (group-report.ts), when marked with one. */
+  readonly digest?: string;
+}
+
 export interface ReportStore {
   /** Stores `report` as the group's latest, and `dated` in its history under `at`. */
   saveGroupReport(group: string, at: number, report: object, dated: object): Promise<void>;
-  /** `saveGroupReport` for many groups at once, in as few requests as the store allows. */
-  saveGroupReports(
-    at: number,
-    reports: ReadonlyArray<{
-      readonly group: string;
-      readonly report: object;
-      readonly dated: object;
-    }>,
-  ): Promise<void>;
+  /**
+   * Stores many groups' latest reports at once, in as few requests as the store allows; where
+   * `dated` is given, also the dated report and the group's index mark (at `at`, with `digest`).
+   */
+  saveGroupReports(at: number, reports: ReadonlyArray<GroupReportWrite>): Promise<void>;
   latestGroupReport(group: string): Promise<object | undefined>;
   /** The group's stored dated reports since `since` (epoch ms), oldest first. */
   groupReportsSince(group: string, since: number): Promise<object[]>;
@@ -122,8 +132,8 @@ export interface ReportStore {
    * reading no more than that many keys; returns how many it deleted.
    */
   pruneGroupReports(group: string, before: number, limit: number): Promise<number>;
-  /** The index of groups with stored reports: group → when it was last marked reported. */
-  reportedGroups(): Promise<ReadonlyMap<string, number>>;
+  /** The index of groups with stored reports. */
+  reportedGroups(): Promise<ReadonlyMap<string, ReportedGroup>>;
   markReported(group: string, at: number): Promise<void>;
   /**
    * Deletes a gone group's latest report unless it is dated `before` or later, and its index

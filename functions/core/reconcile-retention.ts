@@ -54,7 +54,7 @@ export async function pruneReports(
   for (let i = 0; i < reported.length; i += PARALLEL) {
     const counts = await Promise.all(
       reported.slice(i, i + PARALLEL).map(async (group) => {
-        const marked = index.get(group);
+        const marked = index.get(group)?.markedAt;
         if (marked === undefined || at - marked >= retentionMs / 2) {
           await reports.markReported(group, at);
         }
@@ -66,7 +66,7 @@ export async function pruneReports(
   const live = new Set(reported);
   let budget = options.pruneBudget;
   let groups = 0;
-  for (const [group, marked] of index) {
+  for (const [group, { markedAt: marked }] of index) {
     if (live.has(group) || at - marked <= 1.5 * retentionMs) continue;
     if (budget <= 0) break;
     const n = await reports.pruneGroupReports(group, before, budget);

@@ -1,4 +1,4 @@
-import { dated, summarize } from './group-report.js';
+import { dated, findingsDigest, summarize } from './group-report.js';
 import { type MappingRepairs, repairMappings } from './mappings.js';
 import {
   evaluatePartition,
@@ -7,10 +7,12 @@ import {
 } from './offset-status.js';
 import { openHistory } from './reconcile-history.js';
 import type {
+  GroupReportWrite,
   GroupSnapshot,
   GroupSource,
   MappingStore,
   OffsetHistory,
+  ReportedGroup,
   ReportStore,
 } from './reconcile-ports.js';
 import { type Pruned, pruneReports, type RetentionOptions } from './reconcile-retention.js';
@@ -77,9 +79,10 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
     const mappings = await repairMappings(ports.mappings, snapshot, options.graceMs);
     const at = snapshot.observedAt;
     const groups = snapshot.groups.map((group) => judgeGroup(group, at, history));
+    const index = await ports.reports.reportedGroups();
     const saved = ports.reports.saveGroupReports(
       at,
-      groups.map((report) => ({ group: report.group, report, dated: dated(report) })),
+      groups.map((report) => withDated(report, index.get(report.group), at)),
     );
     history.sweep(at, at - options.retentionMs, options.pruneBudget);
     const [flushed] = await Promise.all([history.flush(ports.history), saved]);
@@ -99,6 +102,25 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
       historyConflicts: flushed.conflicts,
       pruned: { ...reportsPruned, history: flushed.removed },
     };
+  }
+
+  /**
+   * The group's latest report is stored every run (its lags and times move); its dated report
+   * only when its findings changed (a REWIND or LOST is stored once, not once per run it lasts),
+   * and at least every half retention, so the dated history always holds the group's state.
+   */
+  function withDated(
+    report: GroupReport,
+    marked: ReportedGroup | undefined,
+    at: number,
+  ): GroupReportWrite {
+    const body = dated(report);
+    const digest = findingsDigest(body);
+    const due =
+      marked === undefined ||
+      marked.digest !== digest ||
+      at - marked.markedAt >= options.retentionMs / 2;
+    return { group: report.group, report, ...(due && { dated: { body, digest } }) };
   }
 
   /** Steps every partition of a group in the history and judges its window. */

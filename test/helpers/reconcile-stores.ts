@@ -198,8 +198,10 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
     },
     async saveGroupReports(at, reports) {
       for (const { group, report, dated } of reports) {
-        put(group, `report#${iso(at)}`, { body: JSON.stringify(dated) });
         put(group, 'latest', { at, body: JSON.stringify(report) });
+        if (!dated) continue;
+        put(group, `report#${iso(at)}`, { body: JSON.stringify(dated.body) });
+        put(INDEX, `group#${group}`, { markedAt: at, digest: dated.digest });
       }
     },
     async latestGroupReport(group) {
@@ -218,7 +220,9 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
     async reportedGroups() {
       return new Map(
         table.range(INDEX, '', '\uffff').map((sk) => {
-          return [sk.slice(6), Number(table.get(INDEX, sk)?.markedAt)] as const;
+          const item = table.get(INDEX, sk);
+          const digest = typeof item?.digest === 'string' ? { digest: item.digest } : {};
+          return [sk.slice(6), { markedAt: Number(item?.markedAt), ...digest }] as const;
         }),
       );
     },

@@ -167,7 +167,7 @@ describe('reconcile retention on DynamoDB', () => {
     await reports.markReported('back', START + 30 * DAY);
     await reports.forgetGroup('back', START, START + 16 * DAY);
     expect(await reports.latestGroupReport('back')).toEqual({ group: 'back' });
-    expect((await reports.reportedGroups()).get('back')).toBe(START + 30 * DAY);
+    expect((await reports.reportedGroups()).get('back')?.markedAt).toBe(START + 30 * DAY);
     const { Item } = await documents.send(
       new GetCommand({
         TableName: table('ReconcileReportsTable'),

@@ -71,18 +71,15 @@ describe('reconcile writes on DynamoDB', () => {
       },
       { windowSize: 10, graceMs: 0, retentionMs: 14 * 1440 * MINUTE, pruneBudget: 100 },
     );
-    const reportBatches = Math.ceil((2 * N) / 25);
+    /** Batches of 25 for `latest` of every group, and a dated report and index mark per `dated`. */
+    const batches = (dated: number) => Math.ceil((N + 2 * dated) / 25);
     counted(); // not the setup's put
 
     const cold = await reconciler.run();
     // g00 partition 9 went from 3 to 2: the legacy window was kept.
     expect(cold.groups[0]?.partitions[9]).toMatchObject({ status: 'REWIND' });
-    // Cold: an item per group, the legacy item deleted, reports, and the index of groups.
-    expect(counted()).toEqual({
-      PutItem: N + N,
-      DeleteItem: 1,
-      BatchWriteItem: reportBatches,
-    });
+    // Cold: an item per group, the legacy item deleted, every group's reports and index mark.
+    expect(counted()).toEqual({ PutItem: N, DeleteItem: 1, BatchWriteItem: batches(N) });
     const stored = (
       await documents.send(
         new ScanCommand({ TableName: table('OffsetHistoryTable'), ConsistentRead: true }),
@@ -90,15 +87,22 @@ describe('reconcile writes on DynamoDB', () => {
     ).Items;
     expect(stored?.map((item) => item.partition)).toEqual(Array(N).fill('orders#w0'));
 
+    // Nothing moved. The findings changed (STALL on a first reading, STOP from the second), so
+    // every group's dated report is stored once more; then only `latest`, the time lag moving.
     now += 15 * MINUTE;
     await reconciler.run();
-    expect(counted()).toEqual({ BatchWriteItem: reportBatches });
+    expect(counted()).toEqual({ BatchWriteItem: batches(N) });
+    now += 15 * MINUTE;
+    await reconciler.run();
+    expect(counted()).toEqual({ BatchWriteItem: batches(0) });
 
-    for (let g = 0; g < K; g++)
+    // K groups commit on: K history items, K dated reports (their partition is OK now).
+    for (let g = 0; g < K; g++) {
       cluster.groups.get(`g${String(g).padStart(2, '0')}`)?.commits.set('orders#1', 3);
+    }
     now += 15 * MINUTE;
     const moved = await reconciler.run();
     expect(moved.historyConflicts).toBe(0);
-    expect(counted()).toEqual({ PutItem: K, BatchWriteItem: reportBatches });
+    expect(counted()).toEqual({ PutItem: K, BatchWriteItem: batches(K) });
   });
 });

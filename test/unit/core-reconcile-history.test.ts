@@ -83,6 +83,30 @@ describe('reconcile writes what changed', () => {
     expect(history.writes).toBe(N);
   });
 
+  it('stores a dated report when findings change or half the retention passed, latest every run', async () => {
+    const cluster = clusterOf(3);
+    const { reports, run } = setup(cluster);
+    const dated = async () =>
+      (await reports.groupReportsSince('g0', T0)) as Array<{ partitions: { status: string }[] }>;
+    await run(T0);
+    await run(T0 + 15 * MINUTE); // STOP from here on
+    await run(T0 + 30 * MINUTE);
+    await run(T0 + 45 * MINUTE);
+    expect((await dated()).length).toBe(2); // the first run's findings, then STOP once
+    cluster.groups.get('g0')?.commits.set('t#0', 1); // rewound
+    await run(T0 + 60 * MINUTE);
+    await run(T0 + 75 * MINUTE);
+    // The rewind is judged on both runs, with the same findings: stored once.
+    const statuses = (await dated()).map((r) => r.partitions[0]?.status);
+    expect(statuses).toEqual(['STALL', 'STOP', 'REWIND']);
+    const latest = (await reports.latestGroupReport('g0')) as { partitions: { end: object }[] };
+    expect(latest.partitions[0]?.end).toMatchObject({ observedAt: T0 + 75 * MINUTE });
+    // Half the retention later with nothing changed: stored again, so it stays within reach.
+    const before = (await dated()).length;
+    await run(T0 + 7 * 1440 * MINUTE);
+    expect((await dated()).length).toBe(before + 1);
+  });
+
   it('judges an unchanged window as its last change plus now: a stopped group reads STOP, not OK', async () => {
     const cluster = clusterOf(1);
     const { run } = setup(cluster);
@@ -183,7 +207,7 @@ describe('reconcile writes what changed', () => {
     }
     expect(history.table.count).toBe(Math.ceil(partitions / 50));
     expect(history.table.maxItemBytes).toBeLessThan(100 * 1024);
-  });
+  }, 60_000);
 });
 
 describe('stepPartition', () => {

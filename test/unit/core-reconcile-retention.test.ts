@@ -28,7 +28,7 @@ describe('pruneReports', () => {
     for (let at = T0; at < T0 + 30 * DAY; at += 6 * HOUR) {
       await reports.saveGroupReport('live', at, {}, {});
       await pruneReports(reports, ['live'], at, options);
-      const marked = (await reports.reportedGroups()).get('live') ?? 0;
+      const marked = (await reports.reportedGroups()).get('live')?.markedAt ?? 0;
       expect(at - marked).toBeLessThan(R / 2);
     }
     // 14 days of a report every 6 hours, the newest included; plus latest and the index entry.

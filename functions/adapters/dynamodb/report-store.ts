@@ -82,10 +82,15 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
       await put({ group, sk: 'latest', at, ...encode(report) });
     },
     async saveGroupReports(at, reports) {
-      // Unconditional puts, so batched: 1,000 groups are 80 requests, not 2,000.
+      // Unconditional puts, so batched: 1,000 groups' latest reports are 40 requests, not 1,000.
       const items = reports.flatMap(({ group, report, dated }) => [
-        { group, sk: `report#${iso(at)}`, ...encode(dated) },
         { group, sk: 'latest', at, ...encode(report) },
+        ...(dated
+          ? [
+              { group, sk: `report#${iso(at)}`, ...encode(dated.body) },
+              { group: INDEX, sk: `group#${group}`, markedAt: at, digest: dated.digest },
+            ]
+          : []),
       ]);
       await batchPut(client, tableName, items, 'storing group reports');
     },
@@ -122,7 +127,15 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
         { query: between(INDEX, 'group#', 'group$') },
         'reading the index of reported groups',
       );
-      return new Map(items.map((item) => [String(item.sk).slice(6), Number(item.markedAt)]));
+      return new Map(
+        items.map((item) => [
+          String(item.sk).slice(6),
+          {
+            markedAt: Number(item.markedAt),
+            ...(typeof item.digest === 'string' && { digest: item.digest }),
+          },
+        ]),
+      );
     },
     async markReported(group, at) {
       await put({ group: INDEX, sk: `group#${group}`, markedAt: at });
