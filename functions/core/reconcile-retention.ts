@@ -7,6 +7,8 @@ import type { ReportStore } from './reconcile-ports.js';
 //
 // Bounds, with R the retention and C the schedule's cadence:
 // - dated reports: per reported group at most R / C (+ the few a run may leave for the next);
+//   usually far fewer, since a run stores one only when the group's findings changed or its
+//   index mark is half a retention old (reconcile.ts);
 // - a group no longer reported keeps its latest report, index entry and dated reports until
 //   R to 1.5 R after its last report: its index mark, refreshed every R / 2, is forgotten once
 //   older than 1.5 R, when it has had no report for at least R (all its dated ones are past R);

@@ -52,6 +52,8 @@ describe('reconcile retention on DynamoDB', () => {
     );
 
     // Twice a day for 30 days; `gone` stops being a group on day 2 (Kafka expired its offsets).
+    // `live` is OK throughout: its dated report is stored on day 0 and then every half retention.
+    let prunedReports = 0;
     for (let run = 0; run < 60; run++) {
       now = START + run * 12 * HOUR;
       if (run === 4) cluster.groups.delete('gone');
@@ -59,10 +61,17 @@ describe('reconcile retention on DynamoDB', () => {
       cluster.groups.set('live', consuming(100 + run)); // caught up
       const report = await reconciler.run();
       expect(report.complete).toBe(true);
+      prunedReports += report.pruned?.reports ?? 0;
       if (run === 40) {
         // Day 20: nothing dated before day 6 is left of `live`, and `gone` still has its
         // latest report (it is forgotten 1.5 × the retention after it was last marked).
-        expect(report.pruned?.reports).toBeGreaterThan(0);
+        expect(prunedReports).toBeGreaterThan(0);
+        const liveDated = (await scan('ReconcileReportsTable'))
+          .filter((item) => item.group === 'live' && String(item.sk).startsWith('report#'))
+          .map((item) => String(item.sk).slice('report#'.length));
+        expect(liveDated.length).toBeGreaterThan(0);
+        const day6 = new Date(START + 6 * DAY).toISOString();
+        expect(liveDated.every((at) => at >= day6)).toBe(true);
         expect(await reports.latestGroupReport('gone')).toBeDefined();
       }
     }
