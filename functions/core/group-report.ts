@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { groupStatus } from './offset-status.js';
 import type { GroupReport, PartitionReport } from './reconcile.js';
 import type { GroupSnapshot } from './reconcile-ports.js';
@@ -39,4 +40,23 @@ export function summarize(group: GroupSnapshot, judged: readonly PartitionReport
  */
 export function dated(report: GroupReport): GroupReport {
   return { ...report, partitions: report.partitions.filter((p) => p.status !== 'OK') };
+}
+
+/**
+ * What a dated report says that matters to its readers: the group's state and status, and each
+ * finding (status, commit, rewind, loss, range), not lags or times, which move every run. Two
+ * runs with the same digest would store the same findings twice.
+ */
+export function findingsDigest(dated: GroupReport): string {
+  const findings = dated.partitions.map((p) => [
+    p.topic,
+    p.partition,
+    p.status,
+    p.committed,
+    p.rewind ?? null,
+    p.lost ?? null,
+    p.outOfRange ?? null,
+  ]);
+  const summary = [dated.state, dated.status, dated.complete, dated.partitionCount, findings];
+  return createHash('sha256').update(JSON.stringify(summary)).digest('base64url');
 }

@@ -1,3 +1,4 @@
+import type { PartitionHistory } from './offset-changes.js';
 import type { OffsetObservation } from './offset-status.js';
 
 // What the reconcile core needs from the outside world; adapters implement these.
@@ -63,7 +64,7 @@ export interface MappingStore {
   deleteIfUnchanged(mapping: StoredMapping): Promise<boolean>;
 }
 
-/** A group/partition's window of observations and the version it was read at. */
+/** A group/partition's window as stored before offset history was kept per item (legacy). */
 export interface HistoryEntry {
   readonly group: string;
   readonly key: string; // topic#partition
@@ -71,17 +72,58 @@ export interface HistoryEntry {
   readonly version: number;
 }
 
+/**
+ * One stored item of a group's offset history: the partitions of one topic in one chunk
+ * (offset-changes.ts), versioned so two overlapping runs cannot interleave a window.
+ */
+export interface HistoryItem {
+  readonly group: string;
+  /** `topic#w<chunk>`; whatever it is, a partition stays in the item it was stored in. */
+  readonly id: string;
+  readonly topic: string;
+  readonly partitions: ReadonlyMap<number, PartitionHistory>;
+  /** 0 when not stored yet. */
+  readonly version: number;
+}
+
+export interface StoredHistory {
+  readonly items: readonly HistoryItem[];
+  /** Items of the old per-partition shape, read so an upgrade keeps its windows. */
+  readonly legacy: readonly HistoryEntry[];
+}
+
 export interface OffsetHistory {
-  loadAll(): Promise<HistoryEntry[]>;
-  /** Saves unless another run saved since `entry.version` was read; false when it lost. */
-  save(entry: HistoryEntry, window: readonly OffsetObservation[]): Promise<boolean>;
-  /** Deletes unless another run saved since `entry.version` was read; false when it kept it. */
-  remove(entry: HistoryEntry): Promise<boolean>;
+  loadAll(): Promise<StoredHistory>;
+  /** Saves unless another run saved since `item.version` was read; false when it lost. */
+  save(item: HistoryItem, partitions: ReadonlyMap<number, PartitionHistory>): Promise<boolean>;
+  /** Deletes unless another run saved since `item.version` was read; false when it kept it. */
+  remove(item: HistoryItem): Promise<boolean>;
+  /** Deletes a legacy item unless it changed since read (its windows now live in an item). */
+  removeLegacy(entry: HistoryEntry): Promise<boolean>;
+}
+
+export interface GroupReportWrite {
+  readonly group: string;
+  readonly report: object;
+  readonly dated?: { readonly body: object; readonly digest: string };
+}
+
+/** A group's entry in the index of reported groups. */
+export interface ReportedGroup {
+  /** When it was last marked reported. */
+  readonly markedAt: number;
+  /** The findings digest of its newest dated report (group-report.ts), when marked with one. */
+  readonly digest?: string;
 }
 
 export interface ReportStore {
   /** Stores `report` as the group's latest, and `dated` in its history under `at`. */
   saveGroupReport(group: string, at: number, report: object, dated: object): Promise<void>;
+  /**
+   * Stores many groups' latest reports at once, in as few requests as the store allows; where
+   * `dated` is given, also the dated report and the group's index mark (at `at`, with `digest`).
+   */
+  saveGroupReports(at: number, reports: ReadonlyArray<GroupReportWrite>): Promise<void>;
   latestGroupReport(group: string): Promise<object | undefined>;
   /** The group's stored dated reports since `since` (epoch ms), oldest first. */
   groupReportsSince(group: string, since: number): Promise<object[]>;
@@ -90,8 +132,8 @@ export interface ReportStore {
    * reading no more than that many keys; returns how many it deleted.
    */
   pruneGroupReports(group: string, before: number, limit: number): Promise<number>;
-  /** The index of groups with stored reports: group → when it was last marked reported. */
-  reportedGroups(): Promise<ReadonlyMap<string, number>>;
+  /** The index of groups with stored reports. */
+  reportedGroups(): Promise<ReadonlyMap<string, ReportedGroup>>;
   markReported(group: string, at: number): Promise<void>;
   /**
    * Deletes a gone group's latest report unless it is dated `before` or later, and its index

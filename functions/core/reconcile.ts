@@ -1,25 +1,21 @@
-import { dated, summarize } from './group-report.js';
+import { dated, findingsDigest, summarize } from './group-report.js';
 import { type MappingRepairs, repairMappings } from './mappings.js';
 import {
-  appendObservation,
   evaluatePartition,
   type OffsetObservation,
   type PartitionEvaluation,
 } from './offset-status.js';
+import { openHistory } from './reconcile-history.js';
 import type {
+  GroupReportWrite,
+  GroupSnapshot,
   GroupSource,
-  HistoryEntry,
   MappingStore,
   OffsetHistory,
+  ReportedGroup,
   ReportStore,
 } from './reconcile-ports.js';
-import {
-  keepOrRetire,
-  type Pruned,
-  pruneReports,
-  pruneUnobserved,
-  type RetentionOptions,
-} from './reconcile-retention.js';
+import { type Pruned, pruneReports, type RetentionOptions } from './reconcile-retention.js';
 
 export interface ReconcileOptions extends RetentionOptions {
   /** Observations kept per partition (Burrow's intervals). */
@@ -62,7 +58,7 @@ export interface ReconcileReport {
   readonly adminCalls: number;
   readonly groups: readonly GroupReport[];
   readonly mappings: MappingRepairs;
-  /** History windows another overlapping run saved first (this run's observation is dropped). */
+  /** History items another overlapping run saved first (this run's changes to them are dropped). */
   readonly historyConflicts: number;
   /** What this run deleted to stay within its retention (reconcile-retention.ts); optional so
    * reports built by hand (tests, other callers) need not invent it. */
@@ -78,98 +74,102 @@ export interface ReconcilePorts {
 
 export function createReconciler(ports: ReconcilePorts, options: ReconcileOptions) {
   async function run(): Promise<ReconcileReport> {
-    const history = await ports.history.loadAll();
-    const byKey = new Map<string, HistoryEntry>(
-      history.map((e) => [`${e.group}\u0000${e.key}`, e]),
-    );
-    const also = new Map<string, Set<string>>();
-    for (const entry of history) {
-      also.set(entry.group, (also.get(entry.group) ?? new Set()).add(entry.key));
-    }
-    const snapshot = await ports.source.read(also);
+    const history = openHistory(await ports.history.loadAll(), options.windowSize);
+    const snapshot = await ports.source.read(history.known());
     const mappings = await repairMappings(ports.mappings, snapshot, options.graceMs);
-    let historyConflicts = 0;
-    let historyRemoved = 0;
-    const unobserved = new Set(history);
-    const groups: GroupReport[] = [];
-    for (const group of snapshot.groups) {
-      const owners = new Map<string, { memberId: string; clientId: string }>();
-      for (const member of group.members) {
-        for (const [topic, partitions] of Object.entries(member.assignment)) {
-          for (const p of partitions) owners.set(`${topic}#${p}`, member);
-        }
-      }
-      const partitions: PartitionReport[] = [];
-      for (const offsets of group.partitions) {
-        const key = `${offsets.topic}#${offsets.partition}`;
-        const entry = byKey.get(`${group.groupId}\u0000${key}`) ?? {
-          group: group.groupId,
-          key,
-          window: [],
-          version: 0,
-        };
-        const owner = owners.get(key);
-        // Kafka does not say when an offset was committed. A partition with a live owner is taken
-        // as committing now (consumers commit on an interval even without progress), so an
-        // unchanged offset reads as STALL; without an owner nothing commits, which reads as STOP.
-        const observation: OffsetObservation = {
-          observedAt: snapshot.observedAt,
-          committed: offsets.committed,
-          logStart: offsets.logStart,
-          logEnd: offsets.logEnd,
-          ...(owner && offsets.committed !== null && { committedAt: snapshot.observedAt }),
-        };
-        const window = appendObservation(entry.window, observation, options.windowSize);
-        unobserved.delete(entry);
-        const kept = await keepOrRetire(ports.history, entry, window, owner !== undefined);
-        if (kept === 'conflict') historyConflicts++;
-        if (kept === 'removed') historyRemoved++;
-        const evaluation = evaluatePartition(window, snapshot.observedAt, options.windowSize);
-        partitions.push({
-          ...evaluation,
-          topic: offsets.topic,
-          partition: offsets.partition,
-          owner: owner?.memberId ?? null,
-          clientId: owner?.clientId ?? null,
-          committed: offsets.committed,
-          logStart: offsets.logStart,
-          logEnd: offsets.logEnd,
-          start: window[0] ?? null,
-          end: window[window.length - 1] ?? null,
-        });
-      }
-      const report = summarize(group, partitions);
-      await ports.reports.saveGroupReport(
-        group.groupId,
-        snapshot.observedAt,
-        report,
-        dated(report),
-      );
-      groups.push(report);
-    }
     const at = snapshot.observedAt;
+    const groups = snapshot.groups.map((group) => judgeGroup(group, at, history));
+    const index = await ports.reports.reportedGroups();
+    const saved = ports.reports.saveGroupReports(
+      at,
+      groups.map((report) => withDated(report, index.get(report.group), at)),
+    );
+    history.sweep(at, at - options.retentionMs, options.pruneBudget);
+    const [flushed] = await Promise.all([history.flush(ports.history), saved]);
     const reportsPruned = await pruneReports(
       ports.reports,
       groups.map((g) => g.group),
       at,
       options,
     );
-    historyRemoved += await pruneUnobserved(
-      ports.history,
-      [...unobserved],
-      at - options.retentionMs,
-      options.pruneBudget,
-    );
     return {
-      runAt: new Date(snapshot.observedAt).toISOString(),
+      runAt: new Date(at).toISOString(),
       complete: snapshot.unreadable.length === 0,
       unreadable: snapshot.unreadable,
       adminCalls: snapshot.adminCalls,
       groups,
       mappings,
-      historyConflicts,
-      pruned: { ...reportsPruned, history: historyRemoved },
+      historyConflicts: flushed.conflicts,
+      pruned: { ...reportsPruned, history: flushed.removed },
     };
+  }
+
+  /**
+   * The group's latest report is stored every run (its lags and times move); its dated report
+   * only when its findings changed (a REWIND or LOST is stored once, not once per run it lasts),
+   * and at least every half retention, so the dated history always holds the group's state.
+   */
+  function withDated(
+    report: GroupReport,
+    marked: ReportedGroup | undefined,
+    at: number,
+  ): GroupReportWrite {
+    const body = dated(report);
+    const digest = findingsDigest(body);
+    const due =
+      marked === undefined ||
+      marked.digest !== digest ||
+      at - marked.markedAt >= options.retentionMs / 2;
+    return { group: report.group, report, ...(due && { dated: { body, digest } }) };
+  }
+
+  /** Steps every partition of a group in the history and judges its window. */
+  function judgeGroup(
+    group: GroupSnapshot,
+    observedAt: number,
+    history: ReturnType<typeof openHistory>,
+  ): GroupReport {
+    const owners = new Map<string, { memberId: string; clientId: string }>();
+    for (const member of group.members) {
+      for (const [topic, partitions] of Object.entries(member.assignment)) {
+        for (const p of partitions) owners.set(`${topic}#${p}`, member);
+      }
+    }
+    const partitions: PartitionReport[] = [];
+    for (const offsets of group.partitions) {
+      const owner = owners.get(`${offsets.topic}#${offsets.partition}`);
+      // Kafka does not say when an offset was committed. A partition with a live owner is taken
+      // as committing now (consumers commit on an interval even without progress), so an
+      // unchanged offset reads as STALL; without an owner nothing commits, which reads as STOP.
+      const observation: OffsetObservation = {
+        observedAt,
+        committed: offsets.committed,
+        logStart: offsets.logStart,
+        logEnd: offsets.logEnd,
+        ...(owner && offsets.committed !== null && { committedAt: observedAt }),
+      };
+      const { window } = history.observe(
+        group.groupId,
+        offsets.topic,
+        offsets.partition,
+        observation,
+        owner !== undefined,
+      );
+      const evaluation = evaluatePartition(window, observedAt, options.windowSize);
+      partitions.push({
+        ...evaluation,
+        topic: offsets.topic,
+        partition: offsets.partition,
+        owner: owner?.memberId ?? null,
+        clientId: owner?.clientId ?? null,
+        committed: offsets.committed,
+        logStart: offsets.logStart,
+        logEnd: offsets.logEnd,
+        start: window[0] ?? null,
+        end: window[window.length - 1] ?? null,
+      });
+    }
+    return summarize(group, partitions);
   }
   return { run };
 }

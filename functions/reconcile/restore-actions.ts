@@ -1,4 +1,5 @@
 import { GroupNotEmptyError } from '../core/errors.js';
+import { historyEntries } from '../core/reconcile-history.js';
 import { planRestore, type RestorePlan } from '../core/restore.js';
 import type { ReconcileRuntime } from './runtime.js';
 
@@ -20,7 +21,7 @@ export async function restorePlan(
   rt: Pick<ReconcileRuntime, 'history'>,
   group: string,
 ): Promise<RestorePlan> {
-  return planRestore(group, await rt.history.loadAll());
+  return planRestore(group, historyEntries(await rt.history.loadAll()));
 }
 
 /** Throws GroupNotEmptyError unless the group has no members. */

@@ -1,6 +1,9 @@
+import { decodeParts, encodeParts } from '../../functions/adapters/dynamodb/history-codec.js';
+import type { PartitionHistory } from '../../functions/core/offset-changes.js';
 import type { OffsetObservation } from '../../functions/core/offset-status.js';
 import type {
   HistoryEntry,
+  HistoryItem,
   MappingStore,
   OffsetHistory,
   ReportStore,
@@ -83,35 +86,74 @@ function lowerBound(keys: readonly string[], key: string): number {
   return lo;
 }
 
-export function memoryHistory(table = new MemoryTable()): OffsetHistory & { table: MemoryTable } {
-  return {
+/**
+ * Offset history as the DynamoDB adapter stores it (items of `parts`, legacy items of `window`),
+ * counting the writes it is asked for (`writes`: puts and deletes, whether or not they won).
+ */
+export function memoryHistory(
+  table = new MemoryTable(),
+): OffsetHistory & { table: MemoryTable; writes: number; putLegacy(entry: HistoryEntry): void } {
+  const removeAt = (group: string, sk: string, version: number) => {
+    if (table.get(group, sk)?.version !== version) return false;
+    return table.delete(group, sk);
+  };
+  const store = {
     table,
+    writes: 0,
     async loadAll() {
-      return [...table.all()].map(
-        (item): HistoryEntry => ({
-          group: String(item.group),
-          key: String(item.partition),
-          window: JSON.parse(String(item.window)) as OffsetObservation[],
-          version: Number(item.version),
-        }),
-      );
+      const items: HistoryItem[] = [];
+      const legacy: HistoryEntry[] = [];
+      for (const item of table.all()) {
+        const group = String(item.group);
+        const version = Number(item.version);
+        if (typeof item.parts === 'string') {
+          const partitions = decodeParts(item.parts);
+          items.push({
+            group,
+            id: String(item.partition),
+            topic: String(item.topic),
+            partitions,
+            version,
+          });
+        } else {
+          const window = JSON.parse(String(item.window)) as OffsetObservation[];
+          legacy.push({ group, key: String(item.partition), window, version });
+        }
+      }
+      return { items, legacy };
     },
-    async save(entry, window) {
-      const stored = table.get(entry.group, entry.key);
-      if (stored && stored.version !== entry.version) return false;
-      table.put(entry.group, entry.key, {
-        group: entry.group,
-        partition: entry.key,
-        window: JSON.stringify(window),
-        version: entry.version + 1,
+    async save(item: HistoryItem, partitions: ReadonlyMap<number, PartitionHistory>) {
+      store.writes++;
+      const stored = table.get(item.group, item.id);
+      if ((stored?.version ?? 0) !== item.version) return false;
+      table.put(item.group, item.id, {
+        group: item.group,
+        partition: item.id,
+        topic: item.topic,
+        parts: encodeParts(partitions),
+        version: item.version + 1,
       });
       return true;
     },
-    async remove(entry) {
-      if (table.get(entry.group, entry.key)?.version !== entry.version) return false;
-      return table.delete(entry.group, entry.key);
+    async remove(item: HistoryItem) {
+      store.writes++;
+      return removeAt(item.group, item.id, item.version);
+    },
+    async removeLegacy(entry: HistoryEntry) {
+      store.writes++;
+      return removeAt(entry.group, entry.key, entry.version);
+    },
+    /** An item of the old per-partition shape, as an earlier version wrote it. */
+    putLegacy(entry: HistoryEntry) {
+      table.put(entry.group, entry.key, {
+        group: entry.group,
+        partition: entry.key,
+        window: JSON.stringify(entry.window),
+        version: entry.version,
+      });
     },
   };
+  return store;
 }
 
 export function memoryMappings(table = new MemoryTable()): MappingStore & { table: MemoryTable } {
@@ -154,6 +196,14 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
       put(group, `report#${iso(at)}`, { body: JSON.stringify(dated) });
       put(group, 'latest', { at, body: JSON.stringify(report) });
     },
+    async saveGroupReports(at, reports) {
+      for (const { group, report, dated } of reports) {
+        put(group, 'latest', { at, body: JSON.stringify(report) });
+        if (!dated) continue;
+        put(group, `report#${iso(at)}`, { body: JSON.stringify(dated.body) });
+        put(INDEX, `group#${group}`, { markedAt: at, digest: dated.digest });
+      }
+    },
     async latestGroupReport(group) {
       return body(table.get(group, 'latest'));
     },
@@ -170,7 +220,9 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
     async reportedGroups() {
       return new Map(
         table.range(INDEX, '', '\uffff').map((sk) => {
-          return [sk.slice(6), Number(table.get(INDEX, sk)?.markedAt)] as const;
+          const item = table.get(INDEX, sk);
+          const digest = typeof item?.digest === 'string' ? { digest: item.digest } : {};
+          return [sk.slice(6), { markedAt: Number(item?.markedAt), ...digest }] as const;
         }),
       );
     },

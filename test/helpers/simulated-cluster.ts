@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReconciler } from '../../functions/core/reconcile.js';
-import type { GroupSnapshot, HistoryEntry } from '../../functions/core/reconcile-ports.js';
+import type { GroupSnapshot } from '../../functions/core/reconcile-ports.js';
 import { summarizeReconcile } from '../../functions/core/reconcile-summary.js';
 import type { RestorePlan } from '../../functions/core/restore.js';
 import type { PlanStore } from '../../functions/core/stored-plan.js';
@@ -13,7 +13,7 @@ import {
 } from '../../functions/workflows/repair-plan.js';
 import { payloadBytes } from '../../infra/local/payload-limits.js';
 import type { Invoke, LocalStepFunctions } from '../../infra/local/step-functions.js';
-import { memoryReports } from './reconcile-stores.js';
+import { memoryHistory, memoryReports } from './reconcile-stores.js';
 
 // A cluster of any size for the workflows, with the reconcile core and the offset-repair tasks
 // running over in-memory ports: the state machines run through the local runner (with AWS's
@@ -57,7 +57,7 @@ function snapshots({ groups, partitions, partitionsPerTopic = 100 }: ClusterSize
 export function simulatedCluster(size: ClusterSize) {
   const { others, repaired } = snapshots(size);
   let committed = LOG_END;
-  const entries = new Map<string, HistoryEntry>();
+  const history = memoryHistory();
   const plans = new Map<string, string>();
   const set: Array<{ group: string; offsets: number }> = [];
   const planStore: PlanStore = {
@@ -72,17 +72,7 @@ export function simulatedCluster(size: ClusterSize) {
   const reportStore = memoryReports();
   const ports = {
     config: { tables: { reconcileReports: 'tally-reconcile-reports' } },
-    history: {
-      loadAll: async () => [...entries.values()],
-      save: async (entry: HistoryEntry, window: HistoryEntry['window']) => {
-        entries.set(`${entry.group}\0${entry.key}`, {
-          ...entry,
-          window,
-          version: entry.version + 1,
-        });
-        return true;
-      },
-    },
+    history,
     restores: { save: async () => {} },
     offsets: {
       groupState: async () => 'Empty',

@@ -1,15 +1,13 @@
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import { createMappingStore } from '../../functions/adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../../functions/adapters/dynamodb/offset-history.js';
 import { createPlanStore } from '../../functions/adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
 import { createRestoreRecords } from '../../functions/adapters/dynamodb/restore-records.js';
 import { createReconciler } from '../../functions/core/reconcile.js';
-import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
-import { uniqueName } from '../helpers/unique-name.js';
+import { localTablesForFile } from '../helpers/local-tables.js';
 
 // Reconcile's pruning through the real DynamoDB adapters on the local DynamoDB API (which, like
 // DynamoDB's TTL on a bad day, never expires anything): runs on an injected clock delete what
@@ -20,26 +18,7 @@ const DAY = 24 * HOUR;
 const START = Date.parse('2026-03-01T00:00:00Z');
 
 describe('reconcile retention on DynamoDB', () => {
-  const client = localDynamoDbClient(inject('dynamodbEndpoint'));
-  const documents = DynamoDBDocumentClient.from(client);
-  let tables: Record<string, string> = {};
-
-  beforeAll(async () => {
-    tables = await createLocalTables(client, `${uniqueName('retention')}-`);
-  });
-
-  afterAll(async () => {
-    for (const TableName of Object.values(tables)) {
-      await client.send(new DeleteTableCommand({ TableName }));
-    }
-    client.destroy();
-  });
-
-  const table = (id: string) => {
-    const name = tables[id];
-    if (!name) throw new Error(`no table ${id}`);
-    return name;
-  };
+  const { documents, table } = localTablesForFile('retention');
   const scan = async (id: string) =>
     (await documents.send(new ScanCommand({ TableName: table(id), ConsistentRead: true }))).Items ??
     [];
@@ -73,6 +52,8 @@ describe('reconcile retention on DynamoDB', () => {
     );
 
     // Twice a day for 30 days; `gone` stops being a group on day 2 (Kafka expired its offsets).
+    // `live` is OK throughout: its dated report is stored on day 0 and then every half retention.
+    let prunedReports = 0;
     for (let run = 0; run < 60; run++) {
       now = START + run * 12 * HOUR;
       if (run === 4) cluster.groups.delete('gone');
@@ -80,10 +61,17 @@ describe('reconcile retention on DynamoDB', () => {
       cluster.groups.set('live', consuming(100 + run)); // caught up
       const report = await reconciler.run();
       expect(report.complete).toBe(true);
+      prunedReports += report.pruned?.reports ?? 0;
       if (run === 40) {
         // Day 20: nothing dated before day 6 is left of `live`, and `gone` still has its
         // latest report (it is forgotten 1.5 × the retention after it was last marked).
-        expect(report.pruned?.reports).toBeGreaterThan(0);
+        expect(prunedReports).toBeGreaterThan(0);
+        const liveDated = (await scan('ReconcileReportsTable'))
+          .filter((item) => item.group === 'live' && String(item.sk).startsWith('report#'))
+          .map((item) => String(item.sk).slice('report#'.length));
+        expect(liveDated.length).toBeGreaterThan(0);
+        const day6 = new Date(START + 6 * DAY).toISOString();
+        expect(liveDated.every((at) => at >= day6)).toBe(true);
         expect(await reports.latestGroupReport('gone')).toBeDefined();
       }
     }
@@ -188,7 +176,7 @@ describe('reconcile retention on DynamoDB', () => {
     await reports.markReported('back', START + 30 * DAY);
     await reports.forgetGroup('back', START, START + 16 * DAY);
     expect(await reports.latestGroupReport('back')).toEqual({ group: 'back' });
-    expect((await reports.reportedGroups()).get('back')).toBe(START + 30 * DAY);
+    expect((await reports.reportedGroups()).get('back')?.markedAt).toBe(START + 30 * DAY);
     const { Item } = await documents.send(
       new GetCommand({
         TableName: table('ReconcileReportsTable'),

@@ -166,7 +166,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     expect(grants('ReconcileLambdaFunction')).toEqual([
       'MappingsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
       'OffsetHistoryTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
-      'ReconcileReportsTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
+      'ReconcileReportsTable: dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
     ]);
     expect(grants('ExecuteRepairLambdaFunction')).toEqual([
       'ReconcileReportsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Query',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { keepOrRetire, pruneReports } from '../../functions/core/reconcile-retention.js';
-import { memoryHistory, memoryReports } from '../helpers/reconcile-stores.js';
+import { pruneReports } from '../../functions/core/reconcile-retention.js';
+import { memoryReports } from '../helpers/reconcile-stores.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -28,7 +28,7 @@ describe('pruneReports', () => {
     for (let at = T0; at < T0 + 30 * DAY; at += 6 * HOUR) {
       await reports.saveGroupReport('live', at, {}, {});
       await pruneReports(reports, ['live'], at, options);
-      const marked = (await reports.reportedGroups()).get('live') ?? 0;
+      const marked = (await reports.reportedGroups()).get('live')?.markedAt ?? 0;
       expect(at - marked).toBeLessThan(R / 2);
     }
     // 14 days of a report every 6 hours, the newest included; plus latest and the index entry.
@@ -44,24 +44,5 @@ describe('pruneReports', () => {
     await pruneReports(reports, [], T0 + 1.5 * R + 1, { retentionMs: R, pruneBudget: 100 });
     expect(await reports.latestGroupReport('quiet')).toBeUndefined();
     expect(reports.table.count).toBe(0);
-  });
-});
-
-describe('keepOrRetire', () => {
-  const entry = { group: 'g', key: 't#0', window: [], version: 0 };
-  const noCommit = { observedAt: T0, committed: null, logStart: 0, logEnd: 5 };
-
-  it('deletes a stored window without a commit or owner, unless another run saved it since', async () => {
-    const history = memoryHistory();
-    await history.save(entry, [{ ...noCommit, committed: 3 }]);
-    const stored = { ...entry, version: 1 };
-    expect(await keepOrRetire(history, stored, [noCommit], true)).toBe('saved');
-    expect(await keepOrRetire(history, stored, [noCommit], false)).toBe('conflict');
-    expect(await keepOrRetire(history, { ...entry, version: 2 }, [noCommit], false)).toBe(
-      'removed',
-    );
-    expect(history.table.count).toBe(0);
-    expect(await keepOrRetire(history, entry, [noCommit], false)).toBe('skipped');
-    expect(history.table.count).toBe(0);
   });
 });

@@ -1,13 +1,15 @@
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { OffsetObservation } from '../../core/offset-status.js';
-import type { HistoryEntry, OffsetHistory } from '../../core/reconcile-ports.js';
+import type { HistoryEntry, HistoryItem, OffsetHistory } from '../../core/reconcile-ports.js';
 import { conditional } from './conditional.js';
+import { decodeParts, encodeParts } from './history-codec.js';
 import { readAll } from './read-all.js';
 
 /**
- * Offset history: one item per (group, topic#partition) holding its window of observations,
- * versioned so two overlapping runs cannot interleave their windows, nor one delete a window
- * the other just saved.
+ * Offset history: one item per group, topic and chunk of partitions (sort key `topic#w<chunk>`,
+ * attribute `parts`), versioned so two overlapping runs cannot interleave their windows, nor
+ * one delete what the other just saved. Items of the old shape (one per partition, sort key
+ * `topic#<partition>`, attribute `window`) are read as legacy and removed once migrated.
  */
 export function createOffsetHistory(
   client: DynamoDBDocumentClient,
@@ -15,43 +17,62 @@ export function createOffsetHistory(
 ): OffsetHistory {
   return {
     async loadAll() {
-      const items = await readAll(
+      const stored = await readAll(
         client,
         { scan: { TableName: tableName, ConsistentRead: true } },
         'reading the offset history',
       );
-      return items.map(
-        (item): HistoryEntry => ({
-          group: String(item.group),
-          key: String(item.partition),
-          window: JSON.parse(String(item.window)) as OffsetObservation[],
-          version: Number(item.version),
-        }),
-      );
+      const items: HistoryItem[] = [];
+      const legacy: HistoryEntry[] = [];
+      for (const item of stored) {
+        const group = String(item.group);
+        const version = Number(item.version);
+        if (typeof item.parts === 'string') {
+          items.push({
+            group,
+            id: String(item.partition),
+            topic: String(item.topic),
+            partitions: decodeParts(item.parts),
+            version,
+          });
+        } else {
+          const window = JSON.parse(String(item.window)) as OffsetObservation[];
+          legacy.push({ group, key: String(item.partition), window, version });
+        }
+      }
+      return { items, legacy };
     },
-    save(entry, window) {
+    save(item, partitions) {
       const put = new PutCommand({
         TableName: tableName,
         Item: {
-          group: entry.group,
-          partition: entry.key,
-          window: JSON.stringify(window),
-          version: entry.version + 1,
+          group: item.group,
+          partition: item.id,
+          topic: item.topic,
+          parts: encodeParts(partitions),
+          version: item.version + 1,
         },
         ConditionExpression: 'attribute_not_exists(#group) OR version = :read',
         ExpressionAttributeNames: { '#group': 'group' },
-        ExpressionAttributeValues: { ':read': entry.version },
+        ExpressionAttributeValues: { ':read': item.version },
       });
-      return conditional(() => client.send(put), `saving offset history of ${entry.group}`);
+      return conditional(() => client.send(put), `saving offset history of ${item.group}`);
     },
-    remove(entry) {
-      const remove = new DeleteCommand({
-        TableName: tableName,
-        Key: { group: entry.group, partition: entry.key },
-        ConditionExpression: 'version = :read',
-        ExpressionAttributeValues: { ':read': entry.version },
-      });
-      return conditional(() => client.send(remove), `removing offset history of ${entry.group}`);
+    remove(item) {
+      return removeAt(item.group, item.id, item.version);
+    },
+    removeLegacy(entry) {
+      return removeAt(entry.group, entry.key, entry.version);
     },
   };
+
+  function removeAt(group: string, sortKey: string, version: number) {
+    const remove = new DeleteCommand({
+      TableName: tableName,
+      Key: { group, partition: sortKey },
+      ConditionExpression: 'version = :read',
+      ExpressionAttributeValues: { ':read': version },
+    });
+    return conditional(() => client.send(remove), `removing offset history of ${group}`);
+  }
 }

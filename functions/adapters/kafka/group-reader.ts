@@ -1,4 +1,5 @@
 import { AssignerProtocol, type Kafka } from 'kafkajs';
+import { forEachBounded } from '../../core/bounded.js';
 import { DependencyUnavailableError, TallyError } from '../../core/errors.js';
 import type {
   ClusterSnapshot,
@@ -20,6 +21,13 @@ function kafkaUnavailable(error: unknown): unknown {
 }
 
 const DESCRIBE_BATCH = 50;
+/**
+ * Requests in flight at once. The calls are as many as before (one DescribeGroups per 50
+ * groups, one OffsetFetch per group: kafkajs has no multi-group OffsetFetch), but a run waits
+ * for ~1 / N of their round trips; kept small so a coordinator is not flooded.
+ */
+const DESCRIBES_IN_FLIGHT = 4;
+const OFFSET_FETCHES_IN_FLIGHT = 16;
 
 /** kafkaFailure and Kafka's error type, e.g. `KafkaJSProtocolError GROUP_AUTHORIZATION_FAILED`. */
 function failure(error: unknown): string {
@@ -50,7 +58,8 @@ function decodeAssignment(raw: Buffer): GroupMember['assignment'] {
 }
 
 /**
- * Reads the truth about consumer groups from Kafka with the admin client. Calls grow linearly:
+ * Reads the truth about consumer groups from Kafka with the admin client, a few requests at a
+ * time (DESCRIBES_IN_FLIGHT, OFFSET_FETCHES_IN_FLIGHT). Calls grow linearly:
  * one ListGroups, one Metadata (the topics that exist), one DescribeGroups per 50 groups, one
  * OffsetFetch per group, one ListOffsets per topic involved. A group that cannot be read is named in `unreadable`, not guessed.
  */
@@ -109,8 +118,11 @@ export function createGroupSource(
         });
       }
     };
+    const batches: string[][] = [];
     for (let i = 0; i < live.length; i += DESCRIBE_BATCH) {
-      const batch = live.slice(i, i + DESCRIBE_BATCH);
+      batches.push(live.slice(i, i + DESCRIBE_BATCH));
+    }
+    await forEachBounded(batches, DESCRIBES_IN_FLIGHT, async (batch) => {
       try {
         await describe(batch);
       } catch (error) {
@@ -139,7 +151,7 @@ export function createGroupSource(
           unreadable.push(`group ${groupId}: describe failed (${failure(failed)})`);
         }
       }
-    }
+    });
     const groupIds = [...new Set([...descriptions.keys(), ...also.keys()])]
       .filter((groupId) => !undescribed.has(groupId))
       .sort();
@@ -147,12 +159,12 @@ export function createGroupSource(
       string,
       Array<{ topic: string; partition: number; offset: number | null }>
     >();
-    for (const groupId of groupIds) {
+    await forEachBounded(groupIds, OFFSET_FETCHES_IN_FLIGHT, async (groupId) => {
       const known = also.get(groupId);
       const knownTopics =
         known && [...new Set([...known].map(topicOf))].filter((t) => existing.has(t));
       // A group known only from history whose topics are all deleted has nothing left to read.
-      if (knownTopics?.length === 0 && !descriptions.has(groupId)) continue;
+      if (knownTopics?.length === 0 && !descriptions.has(groupId)) return;
       try {
         const topics = await call(
           knownTopics && !descriptions.has(groupId)
@@ -172,7 +184,7 @@ export function createGroupSource(
       } catch (error) {
         unreadable.push(`group ${groupId}: offset fetch failed (${failure(error)})`);
       }
-    }
+    });
     // Topics whose log offsets are needed: committed, assigned or known from history.
     const topics = new Set<string>();
     for (const offsets of committed.values()) for (const o of offsets) topics.add(o.topic);
@@ -180,8 +192,8 @@ export function createGroupSource(
       for (const m of d.members) for (const t of Object.keys(m.assignment)) topics.add(t);
     for (const known of also.values()) for (const key of known) topics.add(topicOf(key));
     const logs = new Map<string, Map<number, { low: number; high: number }>>();
-    for (const topic of [...topics].sort()) {
-      if (!existing.has(topic)) continue;
+    const readable = [...topics].filter((topic) => existing.has(topic)).sort();
+    await forEachBounded(readable, OFFSET_FETCHES_IN_FLIGHT, async (topic) => {
       try {
         const offsets = await call(client.fetchTopicOffsets(topic));
         logs.set(
@@ -191,7 +203,7 @@ export function createGroupSource(
       } catch (error) {
         unreadable.push(`topic ${topic}: log offsets failed (${failure(error)})`);
       }
-    }
+    });
 
     const groups: GroupSnapshot[] = groupIds
       .filter((groupId) => committed.has(groupId) || descriptions.has(groupId))
