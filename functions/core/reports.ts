@@ -106,6 +106,36 @@ export function batchResponseBody(
   return `{"successes":[${successes.join(',')}],"failures":[${failures.join(',')}]}`;
 }
 
+/**
+ * The v3 streaming produce answer for several records: one report per line (`\r\n` after each),
+ * as JSON.stringify(recordReport(...)) writes them; ACKED reports written directly.
+ */
+export function produceResponseLines(clusterId: string, result: PublishResult): string {
+  const acked = ackedReportWriter(clusterId, result);
+  let lines = '';
+  for (const record of result.results) {
+    const line =
+      record.kind === 'published' && record.outcome.status === 'ACKED'
+        ? acked('{', record, record.outcome)
+        : JSON.stringify(recordReport(clusterId, result, record));
+    lines += `${line}\r\n`;
+  }
+  return lines;
+}
+
+/** The v2 answer's body, `{key_schema_id, value_schema_id, offsets}`, as JSON.stringify writes it. */
+export function v2ResponseBody(clusterId: string, result: PublishResult): string {
+  const stream = `,"stream":${JSON.stringify(result.stream)},"seq":`;
+  const offsets = result.results.map((record) => {
+    if (record.kind !== 'published' || record.outcome.status !== 'ACKED') {
+      return JSON.stringify(v2Offset(clusterId, result, record));
+    }
+    const { partition, offset } = record.outcome;
+    return `{"partition":${jsonNumber(partition)},"offset":${jsonNumber(Number(offset))}${stream}${jsonNumber(record.seq)}}`;
+  });
+  return `{"key_schema_id":null,"value_schema_id":null,"offsets":[${offsets.join(',')}]}`;
+}
+
 type Published = Extract<RecordResult, { kind: 'published' }>;
 type Acked = Extract<RecordOutcome, { status: 'ACKED' }>;
 

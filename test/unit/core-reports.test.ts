@@ -8,8 +8,10 @@ import {
   batchResponseBody,
   errorReport,
   httpStatusOf,
+  produceResponseLines,
   recordReport,
   v2Offset,
+  v2ResponseBody,
 } from '../../functions/core/reports.js';
 
 const CLUSTER = 'lkc-123';
@@ -171,6 +173,33 @@ describe('batchResponseBody', () => {
       expect(body).toBe(throughObjects(clusterId, ids, result));
       expect(JSON.parse(body).successes).toHaveLength(3 * inputs.length);
     }
+  });
+
+  it('writes the streaming and v2 answers exactly as their objects were written', () => {
+    const results = outcomes.flatMap((outcome, i) =>
+      inputs.map(
+        (record, j): RecordResult => ({
+          kind: 'published',
+          input: record,
+          seq: 100 + i * 10 + j,
+          partition: i,
+          timestamp: TIMESTAMP + j,
+          outcome,
+        }),
+      ),
+    );
+    results.push({ kind: 'rejected', error: new NotFoundError('gone', { errorCode: 40402 }) });
+    const result = { topic: 'tópic', stream: 's"1', results, warnings: [] };
+    expect(produceResponseLines(CLUSTER, result)).toBe(
+      results.map((r) => `${JSON.stringify(recordReport(CLUSTER, result, r))}\r\n`).join(''),
+    );
+    expect(v2ResponseBody(CLUSTER, result)).toBe(
+      JSON.stringify({
+        key_schema_id: null,
+        value_schema_id: null,
+        offsets: results.map((r) => v2Offset(CLUSTER, result, r)),
+      }),
+    );
   });
 
   it('writes empty lists as [] and an entry without an id without one', () => {
