@@ -154,9 +154,24 @@ export function stamp(
 ): OutgoingRecord['headers'] {
   const headers: Record<string, Buffer | Buffer[]> = {};
   for (const { name, value } of record.headers) {
-    const existing = headers[name];
-    if (existing === undefined) headers[name] = value;
-    else headers[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
+    // Own properties only: a header named `constructor` or `__proto__` is a header like any
+    // other (read through the prototype, `constructor` went out with Object's source as a value
+    // and `__proto__` replaced the prototype, so it was lost).
+    const existing = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    const values =
+      existing === undefined
+        ? value
+        : Array.isArray(existing)
+          ? [...existing, value]
+          : [existing, value];
+    if (name === '__proto__') {
+      Object.defineProperty(headers, name, {
+        value: values,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else headers[name] = values;
   }
   // Every record of a request carries the same stream and key: their bytes are made once and
   // shared (kafkajs only reads them). A seq's digits are ASCII: latin1 writes the same bytes

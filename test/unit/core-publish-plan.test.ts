@@ -29,7 +29,10 @@ const arbitraryRecord: fc.Arbitrary<RecordInput> = fc.record({
   headers: fc.array(
     fc.record({
       // Repeated names too (several values of one header), and names that are not ASCII.
-      name: fc.oneof(fc.constantFrom('a', 'trace'), fc.string({ minLength: 1, maxLength: 12 })),
+      name: fc.oneof(
+        fc.constantFrom('a', 'trace', 'constructor', '__proto__', 'toString'),
+        fc.string({ minLength: 1, maxLength: 12 }),
+      ),
       value: bytes,
     }),
     { maxLength: 70 },
@@ -41,20 +44,26 @@ const arbitrarySource: fc.Arbitrary<StampSource> = fc.record({
   idempotencyKey: fc.option(fc.string({ minLength: 1, maxLength: 255 }), { nil: undefined }),
 });
 
-/** How stamp built headers before: every value made from its text, per record. */
-function stampedAsBefore(record: RecordInput, request: StampSource, seq: number) {
-  const headers: Record<string, Buffer | Buffer[]> = {};
-  for (const { name, value } of record.headers) {
-    const existing = headers[name];
-    if (existing === undefined) headers[name] = value;
-    else headers[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
-  }
-  headers['tally.stream'] = Buffer.from(request.stream);
-  headers['tally.seq'] = Buffer.from(String(seq));
-  if (request.idempotencyKey !== undefined) {
-    headers['tally.idempotency-key'] = Buffer.from(request.idempotencyKey);
-  }
-  return headers;
+/**
+ * The stamped headers made by hand, every value from its text: the record's headers in order of
+ * their first value (several values as a list), then Tally's.
+ */
+function stampedAsBefore(
+  record: RecordInput,
+  request: StampSource,
+  seq: number,
+): Record<string, Buffer | Buffer[]> {
+  const values = new Map<string, Buffer[]>();
+  for (const { name, value } of record.headers)
+    values.set(name, [...(values.get(name) ?? []), value]);
+  return Object.fromEntries([
+    ...[...values].map(([name, list]) => [name, list.length === 1 ? list[0] : list]),
+    ['tally.stream', Buffer.from(request.stream)],
+    ['tally.seq', Buffer.from(String(seq))],
+    ...(request.idempotencyKey === undefined
+      ? []
+      : [['tally.idempotency-key', Buffer.from(request.idempotencyKey)]]),
+  ]);
 }
 
 describe('stamp', () => {
@@ -89,6 +98,28 @@ describe('stamp', () => {
     expect(second['tally.idempotency-key']).toBe(first['tally.idempotency-key']);
     expect(second['tally.seq']).not.toBe(first['tally.seq']);
     expect(String(second['tally.seq'])).toBe('2');
+  });
+});
+
+describe('stamp: header names that are names of Object.prototype', () => {
+  it('keeps headers named constructor and __proto__ as the client sent them', () => {
+    const [one, two, three] = ['1', '2', '3'].map((text) => Buffer.from(text));
+    const record: RecordInput = {
+      partition: undefined,
+      key: undefined,
+      value: undefined,
+      headers: [
+        { name: 'constructor', value: one as Buffer },
+        { name: '__proto__', value: two as Buffer },
+        { name: '__proto__', value: three as Buffer },
+      ],
+      timestamp: undefined,
+    };
+    const headers = stamp(record, { stream: 's', idempotencyKey: undefined }, 1);
+    expect(Object.keys(headers)).toEqual(['constructor', '__proto__', 'tally.stream', 'tally.seq']);
+    expect(headers.constructor).toBe(one);
+    expect(Object.getOwnPropertyDescriptor(headers, '__proto__')?.value).toEqual([two, three]);
+    expect(Object.getPrototypeOf(headers)).toBe(Object.prototype);
   });
 });
 
