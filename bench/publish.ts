@@ -7,6 +7,10 @@
 //   node --import tsx bench/publish.ts --only batch     batch throughput only
 //   node --import tsx bench/publish.ts --only limits    a batch at the request limits only
 //
+// Batch options, for comparing changes on a busy machine (more pairs, fewer sides):
+//   --batch-repeats N                      measured batches per side and size (default 5)
+//   --batch-sides handler,rawKafkajs       the sides to run, of handler, httpApi, rawKafkajs, kcat
+//
 // Under `node --cpu-prof --cpu-prof-dir=<dir>` it also writes <dir>/bench-windows-<pid>.json: when
 // each mode's measured requests ran, for bench/cpuprofile-summary.ts --windows.
 //
@@ -54,6 +58,32 @@ const PARTITIONS = 3;
 const LIMITS_REPEATS = 5;
 const MAX_REQUEST_BYTES = 6_000_000; // TALLY_MAX_REQUEST_BYTES's default
 
+const BATCH_SIDES = ['handler', 'httpApi', 'rawKafkajs', 'kcat'] as const;
+type BatchSide = (typeof BATCH_SIDES)[number];
+
+function optionOf(argv: readonly string[], name: string): string | undefined {
+  const at = argv.indexOf(name);
+  return at === -1 ? undefined : String(argv[at + 1]);
+}
+
+function parseBatchRepeats(argv: readonly string[]): number {
+  const given = optionOf(argv, '--batch-repeats');
+  const repeats = Number(given ?? BATCH_REPEATS);
+  if (!Number.isSafeInteger(repeats) || repeats < 1) {
+    throw new Error(`--batch-repeats: a positive integer, got ${given}`);
+  }
+  return repeats;
+}
+
+function parseBatchSides(argv: readonly string[]): ReadonlySet<BatchSide> {
+  const given = optionOf(argv, '--batch-sides')?.split(',') ?? [...BATCH_SIDES];
+  const unknown = given.filter((side) => !(BATCH_SIDES as readonly string[]).includes(side));
+  if (unknown.length > 0 || given.length === 0) {
+    throw new Error(`--batch-sides: some of ${BATCH_SIDES.join(', ')}; not ${unknown.join(', ')}`);
+  }
+  return new Set(given as BatchSide[]);
+}
+
 function parseMode(argv: readonly string[]): Mode {
   const at = argv.indexOf('--only');
   if (at === -1) return 'all';
@@ -63,6 +93,8 @@ function parseMode(argv: readonly string[]): Mode {
 }
 
 const mode = parseMode(process.argv.slice(2));
+const batchRepeats = parseBatchRepeats(process.argv.slice(2));
+const batchSides = parseBatchSides(process.argv.slice(2));
 const wallStart = performance.now();
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
@@ -268,8 +300,11 @@ const reusing = Boolean(process.env.KAFKA_BROKERS?.trim() && process.env.DYNAMOD
 const givenApi = process.env.BENCH_API_URL?.trim();
 const stack = await startLocalStack({
   log: (line) => note(`stack: ${line}`),
-  // `--only limits` calls the handler in-process only: no HTTP API to serve.
-  ...(givenApi || mode === 'limits' ? { tablePrefix: `bench-${runId}-` } : { api: true }),
+  // `--only limits`, and `--only batch` without the httpApi side, call the handler in-process
+  // only: no HTTP API to serve.
+  ...(givenApi || mode === 'limits' || (mode === 'batch' && !batchSides.has('httpApi'))
+    ? { tablePrefix: `bench-${runId}-` }
+    : { api: true }),
 });
 const apiUrl = givenApi || (stack.apiUrl as string);
 const apiToken = process.env.BENCH_API_TOKEN?.trim() || (stack.apiToken as string);
@@ -671,10 +706,16 @@ try {
         return performance.now() - start;
       };
 
-      await handlerRun(); // warm-up: topic metadata, first-batch allocations
-      await httpRun();
-      await rawRun();
-      await kcatRun();
+      const runs = (
+        [
+          ['handler', handlerRun],
+          ['httpApi', httpRun],
+          ['rawKafkajs', rawRun],
+          ['kcat', kcatRun],
+        ] as const
+      ).filter(([which]) => batchSides.has(which));
+      // Warm-up, one batch per side: topic metadata, first-batch allocations.
+      for (const [, run] of runs) await run();
       const handlerMs: number[] = [];
       const httpMs: number[] = [];
       const rawMs: number[] = [];
@@ -685,13 +726,10 @@ try {
         rawKafkajs: new Account(),
         kcat: new Account(),
       };
-      for (let r = 0; r < BATCH_REPEATS; r++) {
-        for (const [which, run, into] of [
-          ['handler', handlerRun, handlerMs],
-          ['httpApi', httpRun, httpMs],
-          ['rawKafkajs', rawRun, rawMs],
-          ['kcat', kcatRun, kcatMs],
-        ] as const) {
+      const times = { handler: handlerMs, httpApi: httpMs, rawKafkajs: rawMs, kcat: kcatMs };
+      for (let r = 0; r < batchRepeats; r++) {
+        for (const [which, run] of runs) {
+          const into = times[which];
           dynamoCalls = [];
           const before = cpuSnapshot(stack);
           const from = nowUs();
@@ -721,11 +759,12 @@ try {
         rawOverHttpApiThroughputPerPair: spread(httpPairRatios),
         kcatOverRawThroughputPerPair: spread(kcatPairRatios),
       };
-      note(`batch ${bytes} B: ${BATCH_REPEATS} repeats per side done`);
+      note(`batch ${bytes} B: ${batchRepeats} repeats per side done`);
     }
     return {
       setup: {
-        repeats: BATCH_REPEATS,
+        repeats: batchRepeats,
+        sides: [...batchSides],
         warmup: '1 batch per side, not counted',
         schedule: 'handler, HTTP API, raw kafkajs and kcat take turns, one batch at a time',
         httpApi: 'the same records:batch request over HTTP on the local API (serverless-offline)',
@@ -874,14 +913,15 @@ function markdown(
   }
   if (batch) {
     lines.push(
-      `| batch of ${BATCH_RECORDS.toLocaleString('en')}, ${BATCH_REPEATS} repeats | records/s | MB/s |`,
+      `| batch of ${BATCH_RECORDS.toLocaleString('en')}, ${batchRepeats} repeats | records/s | MB/s |`,
       '|---|---:|---:|',
     );
     for (const bytes of VALUE_SIZES) {
       const figures = batch[`value${bytes}B`];
       if (!figures) continue;
-      for (const which of ['handler', 'httpApi', 'rawKafkajs', 'kcat'] as const) {
+      for (const which of BATCH_SIDES) {
         const f = figures[which];
+        if (f.recordsPerSecond.n === 0) continue; // not run (--batch-sides)
         lines.push(
           `| ${bytes} B values, ${label[which]} | ${shown(f.recordsPerSecond)} | ${shown(f.megabytesPerSecond, 2)} |`,
         );

@@ -35,7 +35,7 @@ export function parseBatch(body: unknown, maxEntries: number): BatchEntries {
   const seen = new Set<string>();
   const records = entries.map((entry: unknown, i) => {
     if (!isPlainObject(entry)) refuse(`entries[${i}]`, 'must be an object');
-    const { id, ...record } = entry;
+    const { id } = entry;
     if (typeof id !== 'string' || !ENTRY_ID.test(id)) {
       refuse(`entries[${i}].id`, 'must be a string of 1-80 characters from [0-9a-zA-Z_-]');
     }
@@ -43,7 +43,7 @@ export function parseBatch(body: unknown, maxEntries: number): BatchEntries {
       refuse(`entries[${i}].id`, `"${id}" is used by another entry; ids must be distinct`);
     seen.add(id);
     ids.push(id);
-    return parseRecordOrError(record, `entries[${i}].`);
+    return parseRecordOrError(entry, `entries[${i}].`, 'id');
   });
   return { ids, records };
 }

@@ -10,7 +10,7 @@ import type { RecordOutcome } from './outcomes.js';
 import type { PublishRequest } from './publish.js';
 import type { OutgoingRecord, TopicDescription } from './publish-ports.js';
 import type { RecordInput } from './record-input.js';
-import { singleRecordBatchBytes } from './record-size.js';
+import { bodyBytes, headerBytes, singleRecordBatchOf } from './record-size.js';
 import { isInternalTopic, topicNameProblem } from './topic-names.js';
 
 // Planning a publish: which topics and records are acceptable, where each record goes, what it
@@ -41,6 +41,12 @@ export const SESSION_ID_MAX_BYTES = 32;
 /** The largest seq stamped: a stream's counter stays a safe integer. */
 const WIDEST_SEQ = Number.MAX_SAFE_INTEGER;
 
+// The tally.* header names are a public contract (the audit and receipts read them).
+const STREAM_HEADER = 'tally.stream';
+const SEQ_HEADER = 'tally.seq';
+const KEY_HEADER = 'tally.idempotency-key';
+export const SESSION_HEADER = 'tally.session';
+
 export function checkTopic(topic: string, allowTopic: (topic: string) => boolean): void {
   const problem = topicNameProblem(topic);
   if (problem) throw new InvalidInputError(`topic_name: ${problem}`, { field: 'topic_name' });
@@ -70,14 +76,19 @@ export function checkRecord(
   }
   // Sized as it will be sent alone: stamped (the widest seq, a session id of the most bytes)
   // and in a record batch of its own. The sender never puts it with others if that would not fit.
-  const size = singleRecordBatchBytes({
-    key: record.key?.bytes ?? null,
-    value: record.value?.bytes ?? null,
-    headers: {
-      ...stamp(record, request, WIDEST_SEQ),
-      'tally.session': Buffer.alloc(SESSION_ID_MAX_BYTES),
-    },
-  });
+  let headersBytes = stampBytes(request);
+  for (const { name, value } of record.headers) {
+    headersBytes += headerBytes(Buffer.byteLength(name), value.length);
+  }
+  const stamped = request.idempotencyKey === undefined ? 3 : 4;
+  const size = singleRecordBatchOf(
+    bodyBytes(
+      record.key?.bytes ?? null,
+      record.value?.bytes ?? null,
+      record.headers.length + stamped,
+      headersBytes,
+    ),
+  );
   if (size > topic.maxMessageBytes) {
     return new PayloadTooLargeError(
       `record ${index}: ${size} bytes as a record batch with Tally's headers; the topic accepts at most ${topic.maxMessageBytes} (max.message.bytes)`,
@@ -119,6 +130,22 @@ export function choosePartition(record: RecordInput, topic: TopicDescription, se
 /** What of a request is stamped on each of its records. */
 export type StampSource = Pick<PublishRequest, 'stream' | 'idempotencyKey'>;
 
+/**
+ * The bytes of Tally's headers at their widest: the seq of the most digits and a session id of
+ * the most bytes (`SESSION_ID_MAX_BYTES`).
+ */
+function stampBytes(request: StampSource): number {
+  // The names are ASCII: their length is their size.
+  return (
+    headerBytes(STREAM_HEADER.length, Buffer.byteLength(request.stream)) +
+    headerBytes(SEQ_HEADER.length, String(WIDEST_SEQ).length) +
+    (request.idempotencyKey === undefined
+      ? 0
+      : headerBytes(KEY_HEADER.length, Buffer.byteLength(request.idempotencyKey))) +
+    headerBytes(SESSION_HEADER.length, SESSION_ID_MAX_BYTES)
+  );
+}
+
 /** The record's own headers plus Tally's identity (the sender adds `tally.session`). */
 export function stamp(
   record: RecordInput,
@@ -127,14 +154,45 @@ export function stamp(
 ): OutgoingRecord['headers'] {
   const headers: Record<string, Buffer | Buffer[]> = {};
   for (const { name, value } of record.headers) {
-    const existing = headers[name];
-    if (existing === undefined) headers[name] = value;
-    else headers[name] = Array.isArray(existing) ? [...existing, value] : [existing, value];
+    // Own properties only: a header named `constructor` or `__proto__` is a header like any
+    // other (read through the prototype, `constructor` went out with Object's source as a value
+    // and `__proto__` replaced the prototype, so it was lost).
+    const existing = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    const values =
+      existing === undefined
+        ? value
+        : Array.isArray(existing)
+          ? [...existing, value]
+          : [existing, value];
+    if (name === '__proto__') {
+      Object.defineProperty(headers, name, {
+        value: values,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else headers[name] = values;
   }
-  headers['tally.stream'] = Buffer.from(request.stream);
-  headers['tally.seq'] = Buffer.from(String(seq));
+  // Every record of a request carries the same stream and key: their bytes are made once and
+  // shared (kafkajs only reads them). A seq's digits are ASCII: latin1 writes the same bytes
+  // without measuring them as UTF-8 first.
+  headers[STREAM_HEADER] = sharedBytes(request.stream);
+  headers[SEQ_HEADER] = Buffer.from(String(seq), 'latin1');
   if (request.idempotencyKey !== undefined) {
-    headers['tally.idempotency-key'] = Buffer.from(request.idempotencyKey);
+    headers[KEY_HEADER] = sharedBytes(request.idempotencyKey);
   }
   return headers;
+}
+
+/** Header values repeated on every record (streams, keys), as UTF-8; a few hundred at most. */
+const shared = new Map<string, Buffer>();
+
+export function sharedBytes(text: string): Buffer {
+  let bytes = shared.get(text);
+  if (bytes === undefined) {
+    if (shared.size >= 256) shared.clear();
+    bytes = Buffer.from(text, 'utf8');
+    shared.set(text, bytes);
+  }
+  return bytes;
 }

@@ -32,6 +32,9 @@ export const RESERVED_HEADER_PREFIX = 'tally.';
 
 const RECORD_FIELDS = new Set(['partition_id', 'headers', 'key', 'value', 'timestamp']);
 const DATA_FIELDS = new Set(['type', 'data']);
+const HEADER_FIELDS = new Set(['name', 'value']);
+/** Shared by every record without headers: nothing writes to a parsed record. */
+export const NO_HEADERS: readonly RecordHeader[] = Object.freeze([]);
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/;
 
@@ -47,9 +50,11 @@ export function rejectUnknownFields(
   object: Record<string, unknown>,
   allowed: ReadonlySet<string>,
   where: string,
+  /** A field the caller has read itself (a batch entry's `id`): not reported, not listed. */
+  ignored?: string,
 ): void {
   for (const name of Object.keys(object)) {
-    if (!allowed.has(name)) {
+    if (!allowed.has(name) && name !== ignored) {
       // A name that is not a plain identifier is quoted, so the message still starts with it.
       invalid(
         `${where}${/^[\w-]+$/.test(name) ? name : JSON.stringify(name)}`,
@@ -92,7 +97,7 @@ export function parseHeaders(input: unknown, field: string): RecordHeader[] {
   return input.map((header: unknown, i) => {
     const at = `${field}[${i}]`;
     if (!isPlainObject(header)) invalid(at, 'must be an object {name, value}');
-    rejectUnknownFields(header, new Set(['name', 'value']), `${at}.`);
+    rejectUnknownFields(header, HEADER_FIELDS, `${at}.`);
     const { name, value } = header;
     if (typeof name !== 'string' || name.length === 0) {
       invalid(`${at}.name`, 'must be a non-empty string');
@@ -139,24 +144,32 @@ export function parseTimestamp(input: unknown, field: string): number | undefine
   return epochMs;
 }
 
-/** One v3 record object. `where` prefixes field names, e.g. `entries[2].`. */
-export function parseRecord(input: unknown, where = ''): RecordInput {
+/**
+ * One v3 record object. `where` prefixes field names, e.g. `entries[2].`; `ignored` is a field
+ * of the object that is not the record's (a batch entry's `id`), so the entry is read in place.
+ */
+export function parseRecord(input: unknown, where = '', ignored?: string): RecordInput {
   if (!isPlainObject(input)) invalid(where ? where.slice(0, -1) : 'record', 'must be an object');
-  rejectUnknownFields(input, RECORD_FIELDS, where);
+  rejectUnknownFields(input, RECORD_FIELDS, where, ignored);
   return {
     partition: parsePartition(input.partition_id, `${where}partition_id`),
     // An absent or null key/value object means "no key"/"no value" (a Kafka null).
     key: input.key == null ? undefined : parseData(input.key, `${where}key`),
     value: input.value == null ? undefined : parseData(input.value, `${where}value`),
-    headers: input.headers === undefined ? [] : parseHeaders(input.headers, `${where}headers`),
+    headers:
+      input.headers === undefined ? NO_HEADERS : parseHeaders(input.headers, `${where}headers`),
     timestamp: parseTimestamp(input.timestamp, `${where}timestamp`),
   };
 }
 
 /** A record, or the 400 that says what is wrong with it (reported in its place). */
-export function parseRecordOrError(input: unknown, where = ''): RecordInput | InvalidInputError {
+export function parseRecordOrError(
+  input: unknown,
+  where = '',
+  ignored?: string,
+): RecordInput | InvalidInputError {
   try {
-    return parseRecord(input, where);
+    return parseRecord(input, where, ignored);
   } catch (error) {
     if (error instanceof InvalidInputError) return error;
     throw error;

@@ -31,21 +31,54 @@ export function varintBytes(value: number): number {
 const lengthPrefixed = (data: Buffer | null) =>
   data === null ? varintBytes(-1) : varintBytes(data.length) + data.length;
 
+/** One header as written: its name and its value, each after its varint length. */
+export function headerBytes(nameBytes: number, valueBytes: number): number {
+  return varintBytes(nameBytes) + nameBytes + varintBytes(valueBytes) + valueBytes;
+}
+
+/**
+ * A record's bytes that do not depend on its place in a batch, from its parts: attributes, key,
+ * value, and `headers` header values taking `headerBytes` in all (each as `headerBytes` counts).
+ */
+export function bodyBytes(
+  key: Buffer | null,
+  value: Buffer | null,
+  headers: number,
+  headersBytes: number,
+): number {
+  return 1 + lengthPrefixed(key) + lengthPrefixed(value) + headersBytes + varintBytes(headers);
+}
+
 /**
  * A record's bytes that do not depend on its place in a batch: attributes, key, value and
  * headers (a header with several values is written once per value).
  */
 export function recordBodyBytes(record: SizedRecord): number {
-  let bytes = 1 + lengthPrefixed(record.key) + lengthPrefixed(record.value);
+  return recordBodyBytesOf(record.key, record.value, record.headers);
+}
+
+/** `recordBodyBytes` of a record's parts, for a caller that has no record object. */
+export function recordBodyBytesOf(
+  key: Buffer | null,
+  value: Buffer | null,
+  headers: SizedRecord['headers'],
+): number {
+  let bytes = 0;
   let count = 0;
-  for (const [name, values] of Object.entries(record.headers)) {
+  for (const name in headers) {
+    const values = headers[name] as Buffer | readonly Buffer[];
     const nameBytes = Buffer.byteLength(name);
-    for (const value of Array.isArray(values) ? values : [values]) {
-      bytes += varintBytes(nameBytes) + nameBytes + lengthPrefixed(value);
+    if (Buffer.isBuffer(values)) {
+      bytes += headerBytes(nameBytes, values.length);
+      count++;
+      continue;
+    }
+    for (const value of values) {
+      bytes += headerBytes(nameBytes, value.length);
       count++;
     }
   }
-  return bytes + varintBytes(count);
+  return bodyBytes(key, value, count, bytes);
 }
 
 /** The whole record: length prefix, body, and its offset and timestamp deltas in the batch. */
@@ -60,5 +93,10 @@ export function recordBytes(
 
 /** A batch holding only this record: what a record alone must fit into. */
 export function singleRecordBatchBytes(record: SizedRecord): number {
-  return RECORD_BATCH_OVERHEAD + recordBytes(recordBodyBytes(record), 0, varintBytes(0));
+  return singleRecordBatchOf(recordBodyBytes(record));
+}
+
+/** A batch holding only a record of this body (`recordBodyBytes`). */
+export function singleRecordBatchOf(body: number): number {
+  return RECORD_BATCH_OVERHEAD + recordBytes(body, 0, varintBytes(0));
 }

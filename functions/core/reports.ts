@@ -1,5 +1,5 @@
 import type { TallyError } from './errors.js';
-import { isRetriable, outcomeStatusCode } from './outcomes.js';
+import { isRetriable, outcomeStatusCode, type RecordOutcome } from './outcomes.js';
 import type { PublishResult, RecordResult } from './publish.js';
 import type { RecordData } from './record-input.js';
 
@@ -77,4 +77,92 @@ export function v2Offset(clusterId: string, result: PublishResult, record: Recor
   }
   const { message, error_code, ...extensions } = report;
   return { partition: null, offset: null, error_code, error: message, ...extensions };
+}
+
+/**
+ * The v3 batch answer's body, `{successes: [...], failures: [...]}`, each entry `{id, ...report}`:
+ * the text JSON.stringify makes of those objects. An ACKED record's entry, nearly every entry of a
+ * batch, is written directly (no report object, no copy of it per record); the rest go through
+ * `recordReport`.
+ */
+export function batchResponseBody(
+  clusterId: string,
+  ids: readonly string[],
+  result: PublishResult,
+): string {
+  const successes: string[] = [];
+  const failures: string[] = [];
+  const acked = ackedReportWriter(clusterId, result);
+  result.results.forEach((record, i) => {
+    const id = ids[i];
+    if (record.kind === 'published' && record.outcome.status === 'ACKED' && id !== undefined) {
+      successes.push(acked(`{"id":${JSON.stringify(id)},`, record, record.outcome));
+      return;
+    }
+    const { error_code, ...report } = recordReport(clusterId, result, record);
+    const entry = JSON.stringify({ id, error_code, ...report });
+    (error_code === 200 ? successes : failures).push(entry);
+  });
+  return `{"successes":[${successes.join(',')}],"failures":[${failures.join(',')}]}`;
+}
+
+/**
+ * The v3 streaming produce answer for several records: one report per line (`\r\n` after each),
+ * as JSON.stringify(recordReport(...)) writes them; ACKED reports written directly.
+ */
+export function produceResponseLines(clusterId: string, result: PublishResult): string {
+  const acked = ackedReportWriter(clusterId, result);
+  let lines = '';
+  for (const record of result.results) {
+    const line =
+      record.kind === 'published' && record.outcome.status === 'ACKED'
+        ? acked('{', record, record.outcome)
+        : JSON.stringify(recordReport(clusterId, result, record));
+    lines += `${line}\r\n`;
+  }
+  return lines;
+}
+
+/** The v2 answer's body, `{key_schema_id, value_schema_id, offsets}`, as JSON.stringify writes it. */
+export function v2ResponseBody(clusterId: string, result: PublishResult): string {
+  const stream = `,"stream":${JSON.stringify(result.stream)},"seq":`;
+  const offsets = result.results.map((record) => {
+    if (record.kind !== 'published' || record.outcome.status !== 'ACKED') {
+      return JSON.stringify(v2Offset(clusterId, result, record));
+    }
+    const { partition, offset } = record.outcome;
+    return `{"partition":${jsonNumber(partition)},"offset":${jsonNumber(Number(offset))}${stream}${jsonNumber(record.seq)}}`;
+  });
+  return `{"key_schema_id":null,"value_schema_id":null,"offsets":[${offsets.join(',')}]}`;
+}
+
+type Published = Extract<RecordResult, { kind: 'published' }>;
+type Acked = Extract<RecordOutcome, { status: 'ACKED' }>;
+
+/**
+ * Writes an ACKED record's report after `opening` (`{` and any fields before error_code), in
+ * `recordReport`'s field order. What every record of the request shares is encoded once.
+ */
+function ackedReportWriter(clusterId: string, result: PublishResult) {
+  const shared = `"error_code":200,"cluster_id":${JSON.stringify(clusterId)},"topic_name":${JSON.stringify(result.topic)},"partition_id":`;
+  const stream = `,"stream":${JSON.stringify(result.stream)},"seq":`;
+  let timestamp = Number.NaN;
+  let timestampJson = '';
+  return (opening: string, record: Published, outcome: Acked): string => {
+    if (record.timestamp !== timestamp) {
+      timestamp = record.timestamp;
+      timestampJson = JSON.stringify(new Date(timestamp).toISOString());
+    }
+    const { key, value } = record.input;
+    return `${opening}${shared}${jsonNumber(outcome.partition)},"offset":${jsonNumber(Number(outcome.offset))},"timestamp":${timestampJson}${key === undefined ? '' : `,"key":${dataJson(key)}`}${value === undefined ? '' : `,"value":${dataJson(value)}`}${stream}${jsonNumber(record.seq)}}`;
+  };
+}
+
+/** A number as JSON.stringify writes it (null when not finite). */
+function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+function dataJson(data: RecordData): string {
+  return `{"type":${JSON.stringify(data.type)},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
 }

@@ -3,6 +3,7 @@ import { InvalidInputError, UnsupportedMediaTypeError } from './errors.js';
 import {
   decodeBase64,
   isPlainObject,
+  NO_HEADERS,
   parsePartition,
   type RecordData,
   type RecordHeader,
@@ -34,8 +35,11 @@ function data(input: unknown, format: V2Format, field: string): RecordData | und
   return { type: 'BINARY', bytes: decodeBase64(input, field) };
 }
 
-function headers(input: unknown, field: string): RecordHeader[] {
-  if (input === undefined) return [];
+const RECORD_FIELDS = new Set(['key', 'value', 'partition', 'headers']);
+const HEADER_FIELDS = new Set(['key', 'value']);
+
+function headers(input: unknown, field: string): readonly RecordHeader[] {
+  if (input === undefined) return NO_HEADERS;
   if (!Array.isArray(input))
     throw new InvalidInputError(`${field}: must be a list of {key, value}`, { field });
   return input.map((header: unknown, i) => {
@@ -45,7 +49,7 @@ function headers(input: unknown, field: string): RecordHeader[] {
         field: at,
       });
     }
-    rejectUnknownFields(header, new Set(['key', 'value']), `${at}.`);
+    rejectUnknownFields(header, HEADER_FIELDS, `${at}.`);
     if (header.key.startsWith('tally.')) {
       throw new InvalidInputError(`${at}.key: headers starting with "tally." are set by Tally`, {
         field: `${at}.key`,
@@ -70,7 +74,7 @@ export function parseV2Record(
   try {
     if (!isPlainObject(input))
       throw new InvalidInputError(`${where}: must be an object`, { field: where });
-    rejectUnknownFields(input, new Set(['key', 'value', 'partition', 'headers']), `${where}.`);
+    rejectUnknownFields(input, RECORD_FIELDS, `${where}.`);
     return {
       partition: parsePartition(input.partition, `${where}.partition`),
       key: data(input.key, format, `${where}.key`),

@@ -2,7 +2,7 @@
 // object, or several concatenated (streaming), each answered by a report line.
 import { UnprocessableInputError } from '../core/errors.js';
 import { parseRecordOrError } from '../core/record-input.js';
-import { httpStatusOf, recordReport } from '../core/reports.js';
+import { httpStatusOf, produceResponseLines, recordReport } from '../core/reports.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 
@@ -13,13 +13,18 @@ export const handler = httpHandler('publish', async (event, context) => {
   }
   const records = values.map((value) => parseRecordOrError(value));
   return runPublish(rt, { ...options, records }, context, (result) => {
-    const reports = result.results.map((record) => recordReport(clusterId, result, record));
-    const single = reports.length === 1 ? reports[0] : undefined;
-    const retryAfter = single?.error_code === 503 ? { 'retry-after': '1' } : {};
+    const first = result.results[0];
+    if (first === undefined || result.results.length > 1) {
+      const body = produceResponseLines(clusterId, result);
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body };
+    }
+    // One record: its report's code is the response's status.
+    const single = recordReport(clusterId, result, first);
+    const retryAfter = single.error_code === 503 ? { 'retry-after': '1' } : {};
     return {
-      statusCode: single ? httpStatusOf(single.error_code) : 200,
+      statusCode: httpStatusOf(single.error_code),
       headers: { 'content-type': 'application/json', ...retryAfter },
-      body: reports.map((report) => `${JSON.stringify(report)}\r\n`).join(''),
+      body: `${JSON.stringify(single)}\r\n`,
     };
   });
 });

@@ -1,19 +1,14 @@
 import type { Context } from 'aws-lambda';
 import { requirePublishTo } from '../core/access.js';
 import { Deadline } from '../core/deadline.js';
-import { InvalidInputError, OverloadedError, PayloadTooLargeError } from '../core/errors.js';
+import { InvalidInputError, OverloadedError } from '../core/errors.js';
 import { parseJsonSequence } from '../core/json-stream.js';
 import { isSettledResult, type PublishRequest, type PublishResult } from '../core/publish.js';
 import { checkTopic, fingerprint } from '../core/publish-plan.js';
 import { callerOf } from '../platform/auth.js';
-import {
-  bodyBytes,
-  type HttpEvent,
-  type HttpResponse,
-  header,
-  pathParameter,
-} from '../platform/http.js';
+import { type HttpEvent, type HttpResponse, header, pathParameter } from '../platform/http.js';
 import { log } from '../platform/log.js';
+import { bodyText } from './body-text.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
 import { type PublishRuntime, publishRuntime } from './runtime.js';
 
@@ -84,18 +79,7 @@ export function publishOptions(
 
 /** The body's JSON values, within both request limits (bytes, then records). */
 export function bodyValues(event: HttpEvent, rt: PublishRuntime): unknown[] {
-  return parseJsonSequence(bodyText(event, rt), rt.config.maxBatchEntries);
-}
-
-function bodyText(event: HttpEvent, rt: PublishRuntime): string {
-  const bytes = bodyBytes(event);
-  if (bytes.length > rt.config.maxRequestBytes) {
-    throw new PayloadTooLargeError(
-      `body: ${bytes.length} bytes; at most ${rt.config.maxRequestBytes} are accepted per request`,
-      { field: 'body' },
-    );
-  }
-  return bytes.toString('utf8');
+  return parseJsonSequence(bodyText(event, rt.config.maxRequestBytes), rt.config.maxBatchEntries);
 }
 
 let inFlight = 0;

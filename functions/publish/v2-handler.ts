@@ -1,9 +1,9 @@
 // POST /topics/{topic_name} — REST Proxy v2 / Strimzi HTTP bridge produce, for clients that
 // predate v3: `{records: [...]}` → `{offsets: [...]}`.
 import { InvalidInputError } from '../core/errors.js';
-import { v2Offset } from '../core/reports.js';
+import { v2ResponseBody } from '../core/reports.js';
 import { parseV2Body, v2Format } from '../core/v2-input.js';
-import { header, httpHandler, json, pathParameter } from '../platform/http.js';
+import { header, httpHandler, pathParameter } from '../platform/http.js';
 import { bodyValues, requestOptions, runPublish } from './request.js';
 import { publishRuntime } from './runtime.js';
 
@@ -19,11 +19,9 @@ export const handler = httpHandler('publish', async (event, context) => {
   }
   const records = parseV2Body(values[0], format, rt.config.maxBatchEntries);
   const clusterId = await rt.catalog.clusterId(options.deadline);
-  return runPublish(rt, { ...options, records }, context, (result) =>
-    json(200, {
-      key_schema_id: null,
-      value_schema_id: null,
-      offsets: result.results.map((record) => v2Offset(clusterId, result, record)),
-    }),
-  );
+  return runPublish(rt, { ...options, records }, context, (result) => ({
+    statusCode: 200,
+    headers: { 'content-type': 'application/json' },
+    body: v2ResponseBody(clusterId, result),
+  }));
 });

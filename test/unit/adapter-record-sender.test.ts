@@ -1,7 +1,7 @@
 import type { Kafka, ProducerBatch, ProducerConfig, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { KafkaJSProtocolError } from 'kafkajs';
 import { describe, expect, it, vi } from 'vitest';
-import { createRecordSender } from '../../functions/adapters/kafka/record-sender.js';
+import { createRecordSender, offsetsOf } from '../../functions/adapters/kafka/record-sender.js';
 import { Deadline } from '../../functions/core/deadline.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import { SESSION_ID_MAX_BYTES } from '../../functions/core/publish-plan.js';
@@ -603,5 +603,50 @@ describe('createRecordSender: warm', () => {
     await expect(sender.warm(['orders'], new Deadline(started + 50))).rejects.toThrow(/warming/);
     expect(Date.now() - started).toBeLessThan(300);
     expect(producerAt(kafka, 0).sendBatch).not.toHaveBeenCalled();
+  });
+});
+
+describe('offsetsOf', () => {
+  const messages = [0, 1, 0, 0, 1].map((partition) => ({ partition, value: null }));
+  const acked = (partition: number, baseOffset: string) => ({
+    topicName: 't',
+    partition,
+    errorCode: 0,
+    baseOffset,
+  });
+
+  it("counts each partition's records up from its base offset, in order", () => {
+    expect(offsetsOf(messages, [acked(0, '41'), acked(1, '0')])).toEqual([
+      { status: 'ACKED', partition: 0, offset: '41' },
+      { status: 'ACKED', partition: 1, offset: '0' },
+      { status: 'ACKED', partition: 0, offset: '42' },
+      { status: 'ACKED', partition: 0, offset: '43' },
+      { status: 'ACKED', partition: 1, offset: '1' },
+    ]);
+  });
+
+  it('stays exact past 2^53, where a number would round', () => {
+    const outcomes = offsetsOf(messages, [
+      acked(0, '9007199254740990'),
+      acked(1, '9223372036854775806'),
+    ]);
+    expect(outcomes.map((o) => (o.status === 'ACKED' ? o.offset : o.status))).toEqual([
+      '9007199254740990',
+      '9223372036854775806',
+      '9007199254740991',
+      '9007199254740992',
+      '9223372036854775807',
+    ]);
+  });
+
+  it('leaves records of a partition without an answer UNKNOWN', () => {
+    const outcomes = offsetsOf(messages, [acked(0, '5')]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'ACKED',
+      'UNKNOWN',
+      'ACKED',
+      'ACKED',
+      'UNKNOWN',
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/errors.js';
 import { parseJsonSequence } from '../../functions/core/json-stream.js';
@@ -118,5 +119,22 @@ describe('parseJsonSequence', () => {
     expect((thrown as PayloadTooLargeError).status).toBe(413);
     expect((thrown as PayloadTooLargeError).field).toBe('body');
     expect((thrown as PayloadTooLargeError).message).toContain('at most 2');
+  });
+
+  it('reads a body of one value as the scan reads the same value among others', () => {
+    // One value is handed to JSON.parse whole; two are split by the scan first.
+    const whitespace = fc.stringMatching(/^[ \t\r\n]{0,3}$/);
+    fc.assert(
+      fc.property(fc.jsonValue(), whitespace, whitespace, (value, before, after) => {
+        const text = `${before}${JSON.stringify(value, null, before.length)}${after}`;
+        const [alone] = parseJsonSequence(text);
+        expect(alone).toEqual(JSON.parse(text));
+        expect(parseJsonSequence(`${text} ${text}`)).toEqual([alone, alone]);
+      }),
+    );
+  });
+
+  it('refuses even one value when none are accepted', () => {
+    expect(() => parseJsonSequence('{"a":1}', 0)).toThrow(PayloadTooLargeError);
   });
 });

@@ -4,7 +4,15 @@ import { InvalidInputError, NotFoundError } from '../../functions/core/errors.js
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import type { PublishResult, RecordResult } from '../../functions/core/publish.js';
 import type { RecordInput } from '../../functions/core/record-input.js';
-import { errorReport, httpStatusOf, recordReport, v2Offset } from '../../functions/core/reports.js';
+import {
+  batchResponseBody,
+  errorReport,
+  httpStatusOf,
+  produceResponseLines,
+  recordReport,
+  v2Offset,
+  v2ResponseBody,
+} from '../../functions/core/reports.js';
 
 const CLUSTER = 'lkc-123';
 const TIMESTAMP = Date.UTC(2026, 10, 29, 16, 0, 0, 250);
@@ -103,6 +111,104 @@ describe('recordReport', () => {
     expect(report.error_code).toBe(400);
     expect(report.outcome).toBe('REJECTED');
     expect(report).toEqual(errorReport((invalid as { error: InvalidInputError }).error));
+  });
+});
+
+describe('batchResponseBody', () => {
+  /** The answer as the batch handler built it before: objects, then JSON.stringify. */
+  function throughObjects(clusterId: string, ids: readonly string[], result: PublishResult) {
+    const successes: object[] = [];
+    const failures: object[] = [];
+    result.results.forEach((record, i) => {
+      const { error_code, ...report } = recordReport(clusterId, result, record);
+      if (error_code === 200) successes.push({ id: ids[i], error_code, ...report });
+      else failures.push({ id: ids[i], error_code, ...report });
+    });
+    return JSON.stringify({ successes, failures });
+  }
+
+  const data = (type: 'BINARY' | 'JSON' | 'STRING', bytes: string | null) => ({
+    type,
+    bytes: bytes === null ? null : Buffer.from(bytes),
+  });
+  const outcomes: RecordOutcome[] = [
+    { status: 'ACKED', partition: 0, offset: '0' },
+    { status: 'ACKED', partition: 11, offset: '9007199254740993' },
+    { status: 'ACKED', partition: 2, offset: '123456789' },
+    { status: 'UNKNOWN', message: 'no "answer"\n' },
+    { status: 'FAILED', kafkaError: 'MESSAGE_TOO_LARGE', message: 'too large' },
+    { status: 'NOT_SENT', message: 'not sent' },
+  ];
+  const inputs: RecordInput[] = [
+    input,
+    { ...input, key: undefined },
+    { ...input, key: undefined, value: undefined },
+    { ...input, key: data('BINARY', null), value: data('STRING', 'é ✓') },
+    { ...input, value: data('JSON', null) },
+  ];
+
+  it('writes exactly the text the report objects made, for every kind of entry', () => {
+    const results: RecordResult[] = [];
+    for (const [i, outcome] of outcomes.entries()) {
+      for (const [j, record] of inputs.entries()) {
+        results.push({
+          kind: 'published',
+          input: record,
+          seq: 1 + results.length,
+          partition: i,
+          // Several timestamps, repeated (the writer remembers the last one's text).
+          timestamp: TIMESTAMP + (j % 2) * 1_000_003 + (i === 2 ? 7 : 0),
+          outcome,
+        });
+      }
+      results.push({ kind: 'rejected', error: new InvalidInputError(`value: bad ${i}`) });
+    }
+    const ids = results.map((_, i) => `e-${i}_X`);
+    for (const [clusterId, topic, stream] of [
+      [CLUSTER, 'orders', 'orders-stream'],
+      ['a"b\\c', 'tópic.\u2028', 'stream:\t"x"'],
+    ] as const) {
+      const result = { topic, stream, results, warnings: [] };
+      const body = batchResponseBody(clusterId, ids, result);
+      expect(body).toBe(throughObjects(clusterId, ids, result));
+      expect(JSON.parse(body).successes).toHaveLength(3 * inputs.length);
+    }
+  });
+
+  it('writes the streaming and v2 answers exactly as their objects were written', () => {
+    const results = outcomes.flatMap((outcome, i) =>
+      inputs.map(
+        (record, j): RecordResult => ({
+          kind: 'published',
+          input: record,
+          seq: 100 + i * 10 + j,
+          partition: i,
+          timestamp: TIMESTAMP + j,
+          outcome,
+        }),
+      ),
+    );
+    results.push({ kind: 'rejected', error: new NotFoundError('gone', { errorCode: 40402 }) });
+    const result = { topic: 'tópic', stream: 's"1', results, warnings: [] };
+    expect(produceResponseLines(CLUSTER, result)).toBe(
+      results.map((r) => `${JSON.stringify(recordReport(CLUSTER, result, r))}\r\n`).join(''),
+    );
+    expect(v2ResponseBody(CLUSTER, result)).toBe(
+      JSON.stringify({
+        key_schema_id: null,
+        value_schema_id: null,
+        offsets: results.map((r) => v2Offset(CLUSTER, result, r)),
+      }),
+    );
+  });
+
+  it('writes empty lists as [] and an entry without an id without one', () => {
+    const none = resultOf();
+    expect(batchResponseBody(CLUSTER, [], none)).toBe('{"successes":[],"failures":[]}');
+    const record = published({ status: 'ACKED', partition: 1, offset: '5' });
+    expect(batchResponseBody(CLUSTER, [], resultOf(record))).toBe(
+      throughObjects(CLUSTER, [], resultOf(record)),
+    );
   });
 });
 

@@ -59,15 +59,19 @@ class BatchSize {
   }
 }
 
-/** Partitions in order of their first record, each cut into batches of at most maxBytes. */
+/**
+ * Partitions in order of their first record, each cut into batches of at most maxBytes. `bodies`:
+ * each record's `recordBodyBytes`, when the caller has them (else they are computed here).
+ */
 export function partitionBatches(
   records: readonly PlacedRecord[],
   maxBytes: number,
+  bodies?: readonly number[],
 ): PartitionBatches[] {
   const open = new Map<number, BatchSize>();
   const done = new Map<number, number[][]>();
   records.forEach((record, index) => {
-    const body = recordBodyBytes(record);
+    const body = bodies?.[index] ?? recordBodyBytes(record);
     let batch = open.get(record.partition);
     const full = batch && batch.with(body, record.timestamp) > maxBytes;
     if (batch === undefined || full) {

@@ -2,12 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { Kafka, Message, Producer, RecordMetadata } from 'kafkajs';
 import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/deadline.js';
 import type { RecordOutcome } from '../../core/outcomes.js';
+import { SESSION_HEADER } from '../../core/publish-plan.js';
 import type { OutgoingRecord, RecordSender } from '../../core/publish-ports.js';
+import { recordBodyBytesOf } from '../../core/record-size.js';
 import { partitionBatches, sendInRounds } from './record-batches.js';
 import { classifySendFailure } from './send-errors.js';
 
 interface Session {
   readonly id: string;
+  /** `tally.session`'s value: the id's bytes, made once and shared by every record it sends. */
+  readonly bytes: Buffer;
   readonly producer: Producer;
   readonly connected: Promise<void>;
 }
@@ -40,7 +44,8 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     });
     const connected = producer.connect();
     connected.catch(() => {}); // awaited by senders; a failure retires the session there
-    const session = { id: `s-${randomBytes(9).toString('base64url')}`, producer, connected };
+    const id = `s-${randomBytes(9).toString('base64url')}`;
+    const session = { id, bytes: Buffer.from(id), producer, connected };
     options.log('info', 'producer session opened', { session: session.id });
     return session;
   }
@@ -117,19 +122,30 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
         message: `the topic's max.message.bytes is not known: ${(error as Error).message}`,
       });
     }
-    const stamped = records.map((record) => ({
-      ...record,
-      headers: { ...record.headers, 'tally.session': Buffer.from(session.id) },
-    }));
-    const messages: Message[] = stamped.map((record) => ({
-      partition: record.partition,
-      key: record.key,
-      value: record.value,
-      headers: record.headers,
-      timestamp: String(record.timestamp),
-    }));
+    // One kafkajs message per record, made once; its size as kafkajs will encode it, once.
+    const messages: Message[] = new Array(records.length);
+    const bodies: number[] = new Array(records.length);
+    let timestamp = Number.NaN;
+    let timestampText = '';
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i] as OutgoingRecord;
+      const headers = { ...record.headers, [SESSION_HEADER]: session.bytes };
+      // A request's records mostly share one timestamp: its text is made once.
+      if (record.timestamp !== timestamp) {
+        timestamp = record.timestamp;
+        timestampText = String(timestamp);
+      }
+      messages[i] = {
+        partition: record.partition,
+        key: record.key,
+        value: record.value,
+        headers,
+        timestamp: timestampText,
+      };
+      bodies[i] = recordBodyBytesOf(record.key, record.value, headers);
+    }
     const outcomes = await sendInRounds(
-      partitionBatches(stamped, maxBytes),
+      partitionBatches(records, maxBytes, bodies),
       (indexes) =>
         sendOnce(
           session,
@@ -169,11 +185,20 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
   } satisfies RecordSender & Record<string, unknown>;
 }
 
-/** kafkajs returns one base offset per partition; records keep their order within it. */
-function offsetsOf(messages: readonly Message[], metadata: RecordMetadata[]): RecordOutcome[] {
-  const next = new Map<number, bigint>();
+/**
+ * kafkajs returns one base offset per partition; records keep their order within it. Offsets are
+ * counted as numbers while they stay exact (always, in practice), as BigInt past 2^53.
+ */
+export function offsetsOf(
+  messages: readonly Message[],
+  metadata: RecordMetadata[],
+): RecordOutcome[] {
+  const next = new Map<number, number | bigint>();
   for (const entry of metadata) {
-    if (entry.baseOffset !== undefined) next.set(entry.partition, BigInt(entry.baseOffset));
+    if (entry.baseOffset === undefined) continue;
+    const base = Number(entry.baseOffset);
+    const exact = Number.isSafeInteger(base + messages.length);
+    next.set(entry.partition, exact ? base : BigInt(entry.baseOffset));
   }
   return messages.map((message) => {
     const partition = message.partition as number;
@@ -181,7 +206,7 @@ function offsetsOf(messages: readonly Message[], metadata: RecordMetadata[]): Re
     if (offset === undefined) {
       return { status: 'UNKNOWN', message: `no acknowledgement for partition ${partition}` };
     }
-    next.set(partition, offset + 1n);
-    return { status: 'ACKED', partition, offset: offset.toString() };
+    next.set(partition, typeof offset === 'number' ? offset + 1 : offset + 1n);
+    return { status: 'ACKED', partition, offset: String(offset) };
   });
 }

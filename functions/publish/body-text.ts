@@ -1,0 +1,26 @@
+import { PayloadTooLargeError } from '../core/errors.js';
+import { bodyBytes, type HttpEvent } from '../platform/http.js';
+
+/**
+ * A publish request's body as text, within `maxRequestBytes` (its UTF-8 bytes). A text body is
+ * read as it came and measured without encoding it: a copy to bytes and back would change
+ * nothing but lone surrogates (to U+FFFD), so only a body with one is copied.
+ */
+export function bodyText(event: HttpEvent, maxRequestBytes: number): string {
+  const text = event.body;
+  const plain = typeof text === 'string' && !event.isBase64Encoded && isWellFormed(text);
+  const bytes = plain ? undefined : bodyBytes(event);
+  const size = bytes === undefined ? Buffer.byteLength(text ?? '', 'utf8') : bytes.length;
+  if (size > maxRequestBytes) {
+    throw new PayloadTooLargeError(
+      `body: ${size} bytes; at most ${maxRequestBytes} are accepted per request`,
+      { field: 'body' },
+    );
+  }
+  return bytes === undefined ? (text ?? '') : bytes.toString('utf8');
+}
+
+/** No lone surrogates: ES2024's String.prototype.isWellFormed (Node 20 and 22 have it). */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
