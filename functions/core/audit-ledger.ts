@@ -20,8 +20,13 @@ export interface LedgerViewJson {
   readonly acked: Ranges;
   readonly unknown: Ranges;
   readonly produced: Ranges;
-  /** Bucket start → this topic's produced seqs whose block was written in it. */
-  readonly buckets: Array<[start: number, seqs: Ranges]>;
+  /**
+   * Bucket start → this topic's produced seqs whose block was written in it, flat and as
+   * differences (a week of 5-minute buckets is ~2,000 of them): per bucket, its start less the
+   * previous one's, its range count, then per range its first seq less the previous range's last
+   * and its length less one.
+   */
+  readonly buckets: number[];
   /** Seqs any block holds (whatever its topic), and those VOID: the stream's fates. */
   readonly covered: Ranges;
   readonly voided: Ranges;
@@ -54,7 +59,7 @@ export class LedgerView {
     this.acked = ranges(json?.acked);
     this.unknown = ranges(json?.unknown);
     this.produced = ranges(json?.produced);
-    this.producedBuckets = new Map(json?.buckets.map(([start, seqs]) => [start, ranges(seqs)]));
+    this.producedBuckets = decodeBuckets(json?.buckets ?? []);
     this.covered = ranges(json?.covered);
     this.voided = ranges(json?.voided);
     this.#oldUpTo = json?.oldUpTo ?? 0;
@@ -104,7 +109,11 @@ export class LedgerView {
   removeSeqs(firstSeq: number, last: number): void {
     const seqs = SeqRanges.from([[firstSeq, last]]);
     const without = (set: SeqRanges) =>
-      set.runsWithin(firstSeq, last).length > 0 ? set.difference(seqs) : set;
+      (set.max ?? 0) >= firstSeq &&
+      (set.min ?? 0) <= last &&
+      set.runsWithin(firstSeq, last).length > 0
+        ? set.difference(seqs)
+        : set;
     this.acked = without(this.acked);
     this.unknown = without(this.unknown);
     this.produced = without(this.produced);
@@ -152,7 +161,7 @@ export class LedgerView {
       acked: this.acked.toJSON(),
       unknown: this.unknown.toJSON(),
       produced: this.produced.toJSON(),
-      buckets: [...this.producedBuckets].map(([start, seqs]) => [start, seqs.toJSON()]),
+      buckets: encodeBuckets(this.producedBuckets),
       covered: this.covered.toJSON(),
       voided: this.voided.toJSON(),
       oldUpTo: this.#oldUpTo,
@@ -160,6 +169,39 @@ export class LedgerView {
       unknownBlocks: [...this.unknownBlocks].sort((a, b) => a - b),
     };
   }
+}
+
+function encodeBuckets(buckets: ReadonlyMap<number, SeqRanges>): number[] {
+  const flat: number[] = [];
+  let start = 0;
+  let seq = 0;
+  for (const [at, seqs] of [...buckets].sort((a, b) => a[0] - b[0])) {
+    const runs = seqs.ranges();
+    flat.push(at - start, runs.length);
+    start = at;
+    for (const [from, to] of runs) {
+      flat.push(from - seq, to - from);
+      seq = to;
+    }
+  }
+  return flat;
+}
+
+function decodeBuckets(flat: readonly number[]): Map<number, SeqRanges> {
+  const buckets = new Map<number, SeqRanges>();
+  let start = 0;
+  let seq = 0;
+  for (let i = 0; i < flat.length; ) {
+    start += flat[i++] as number;
+    const seqs = new SeqRanges();
+    for (let n = flat[i++] as number; n > 0; n--) {
+      const from = seq + (flat[i++] as number);
+      seq = from + (flat[i++] as number);
+      seqs.addRange(from, seq);
+    }
+    buckets.set(start, seqs);
+  }
+  return buckets;
 }
 
 /** Calls `onRun` for each run of one status in `outcomes` (indexes from, to inclusive). */
