@@ -295,7 +295,14 @@ export class StreamAudit {
    */
   fold(cutoff: number, complete: boolean): void {
     const { bucketMs } = this.options;
-    const folded = this.#starts().filter((start) => start + bucketMs <= cutoff);
+    // Only the buckets that end by the cutoff are sorted: most runs fold one or none.
+    const ended = (start: number) => start + bucketMs <= cutoff;
+    const folded = [
+      ...new Set([
+        ...[...this.#producedBuckets.keys()].filter(ended),
+        ...[...this.log.buckets.keys()].filter(ended),
+      ]),
+    ].sort((a, b) => a - b);
     const seqs = this.#seqsOf(folded);
     const floor = Math.max(seqs.produced.max ?? 0, seqs.logOnly.max ?? 0);
     if (floor <= this.log.floor) return;
