@@ -145,7 +145,7 @@ export interface AuditRequest {
   readonly ledgerLagMs?: number;
 }
 
-/** See AuditRequest.ledgerLagMs: above the publish path's DynamoDB timeout. */
+/** See AuditRequest.ledgerLagMs: longer than a publish invocation (29 s) and its DynamoDB calls (3 s). */
 export const LEDGER_LAG_MS = 60_000;
 
 export interface AuditReport {
