@@ -73,6 +73,7 @@ async function build(config: AuditConfig) {
       horizonMs: config.horizonSeconds * 1000,
       bucketMs: config.bucketSeconds * 1000,
       retentionMs: config.retentionSeconds * 1000,
+      ledgerLagMs: config.ledgerLagSeconds * 1000,
       scanDeadlineAt: scanDeadline(Date.now(), remainingMs, config.scanTimeoutMs),
     });
     await store.save(auditId, report);

@@ -63,6 +63,16 @@ export class SeqFates {
     }
   }
 
+  /** A stream's fates from what the audit carries of its ledger (every block, read or not). */
+  addView(
+    stream: string,
+    view: { covered: SeqRanges; voided: SeqRanges; oldUpTo(horizonAt: number): number },
+  ): void {
+    this.#covered.set(stream, view.covered.clone());
+    this.#void.set(stream, view.voided.count);
+    this.#oldUpTo.set(stream, view.oldUpTo(this.horizonAt));
+  }
+
   /** Voids the holes older than the horizon; the figures of each stream. */
   async settle(
     ports: SeqFatePorts,

@@ -1,3 +1,4 @@
+import { LedgerView, type LedgerViewJson } from './audit-ledger.js';
 import { type FoldedRow, foldRow, type RowCounts } from './audit-retention.js';
 import { SeqCounter, SeqRanges } from './seq-ranges.js';
 
@@ -39,6 +40,8 @@ export interface StreamLogJson {
   readonly older?: FoldedRow;
   /** Records read after their seq was folded (a late copy: a duplicate or a late first one). */
   readonly belowFloor?: number;
+  /** The stream's ledger as last read (absent: the next run reads the ledger in full). */
+  readonly ledger?: LedgerViewJson;
 }
 
 /** One stream's share of the log, as read so far. Mutable. */
@@ -54,6 +57,8 @@ export class StreamLog {
   floor: number;
   older: FoldedRow | undefined;
   belowFloor: number;
+  /** The ledger as read so far: checkpointed only once it is read incrementally (`since`). */
+  readonly ledger: LedgerView;
   /**
    * Seq → where this run found an UNKNOWN outcome's record: every one of them, not only
    * MAX_PLACED, so a single run settles them all. Not checkpointed (settled in the same run).
@@ -73,6 +78,7 @@ export class StreamLog {
     this.floor = json?.floor ?? 0;
     this.older = json?.older;
     this.belowFloor = json?.belowFloor ?? 0;
+    this.ledger = new LedgerView(json?.ledger);
   }
 
   /**
@@ -171,6 +177,7 @@ export class StreamLog {
       floor: this.floor,
       ...(this.older ? { older: this.older } : {}),
       belowFloor: this.belowFloor,
+      ...(this.ledger.since === undefined ? {} : { ledger: this.ledger.toJSON() }),
     };
   }
 }

@@ -54,6 +54,15 @@ export interface ScanResult {
 export interface AuditPorts {
   readonly ledger: {
     forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void>;
+    /**
+     * The blocks of a stream written or rewritten at or after `since` (ms since the epoch), in
+     * any order, possibly with some older ones. Without it, every run reads the whole ledger.
+     */
+    forEachChangedBlock?(
+      stream: string,
+      since: number,
+      onBlock: (block: LedgerBlock) => void,
+    ): Promise<void>;
     find(stream: string, seq: number): Promise<LedgerBlock | undefined>;
     write(block: LedgerBlock): Promise<void>;
   };
@@ -128,7 +137,16 @@ export interface AuditRequest {
    * (default DEFAULT_RETENTION_MS, 7 days): what bounds the checkpoint.
    */
   readonly retentionMs?: number;
+  /**
+   * How long a ledger write may take to show among the changed blocks after its write time
+   * (in-flight puts, index lag, clocks): each run reads again the blocks written this long
+   * before the previous one started (default LEDGER_LAG_MS).
+   */
+  readonly ledgerLagMs?: number;
 }
+
+/** See AuditRequest.ledgerLagMs: longer than a publish invocation (29 s) and its DynamoDB calls (3 s). */
+export const LEDGER_LAG_MS = 60_000;
 
 export interface AuditReport {
   readonly topic: string;
@@ -234,16 +252,40 @@ export function createAuditor(ports: AuditPorts) {
       };
       const readLedger = async (stream: string) => {
         const audit = auditOf(stream);
-        const keep: LedgerBlock[] = [];
-        const { floor } = state.stream(stream);
-        await ports.ledger.forEachBlock(stream, (block) => {
+        const view = state.stream(stream).ledger;
+        const keep = new Map<number, LedgerBlock>();
+        const read = new Set<number>();
+        const onBlock = (block: LedgerBlock) => {
+          read.add(block.firstSeq);
+          const rewritten = view.isRewrite(block);
           // Every block counts for the seqs' fates (holes are seqs no block holds), folded or not.
-          fates.addBlock(block);
-          // A folded block is passed over whole: its outcomes are in the totals already.
-          if (block.topic !== topic || block.firstSeq + block.outcomes.length - 1 <= floor) return;
-          if (audit.addLedgerBlock(block)) keep.push(block);
-        });
-        unknownBlocks.set(stream, keep);
+          view.addFates(block);
+          if (block.topic !== topic) return;
+          if (audit.replaceLedgerBlock(block, rewritten)) {
+            keep.set(block.firstSeq, block);
+            view.unknownBlocks.add(block.firstSeq);
+          } else view.unknownBlocks.delete(block.firstSeq);
+        };
+        const changed = ports.ledger.forEachChangedBlock?.bind(ports.ledger);
+        if (changed && view.since !== undefined) {
+          await changed(stream, view.since, onBlock);
+          // Blocks still UNKNOWN that did not change are needed whole to settle them.
+          for (const firstSeq of [...view.unknownBlocks]) {
+            if (read.has(firstSeq)) continue;
+            const block = await ports.ledger.find(stream, firstSeq);
+            if (block?.firstSeq === firstSeq) onBlock(block);
+            else view.unknownBlocks.delete(firstSeq);
+          }
+        } else {
+          view.clear();
+          await ports.ledger.forEachBlock(stream, onBlock);
+        }
+        if (changed) view.since = startedAt - (request.ledgerLagMs ?? LEDGER_LAG_MS);
+        fates.addView(stream, view);
+        unknownBlocks.set(
+          stream,
+          [...keep.values()].sort((a, b) => a.firstSeq - b.firstSeq),
+        );
       };
 
       // The ledger of streams already known first, so the scan can place their UNKNOWN records.

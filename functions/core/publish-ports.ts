@@ -84,6 +84,12 @@ export interface Ledger {
   find(stream: string, seq: number, deadline?: Deadline): Promise<LedgerBlock | undefined>;
   /** Every block of a stream in seq order, handed over a page at a time (the audit reads all). */
   forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void>;
+  /** The blocks written or rewritten at or after `since` (ms), in any order (the audit's reads). */
+  forEachChangedBlock?(
+    stream: string,
+    since: number,
+    onBlock: (block: LedgerBlock) => void,
+  ): Promise<void>;
 }
 
 /** Sequence numbers bound to an Idempotency-Key, so a retry reuses them. */

@@ -89,11 +89,6 @@ const extraCopies = (
 };
 
 export class StreamAudit {
-  #acked = new SeqRanges();
-  #unknown = new SeqRanges();
-  #produced = new SeqRanges();
-  /** Bucket start → produced seqs whose ledger block was written in it. */
-  readonly #producedBuckets = new Map<number, SeqRanges>();
   readonly #groups = new Map<string, SeqCounter>();
 
   constructor(
@@ -101,6 +96,24 @@ export class StreamAudit {
     private readonly log: StreamLog,
     private readonly options: StreamAuditOptions,
   ) {}
+
+  /** The ledger's sets, kept in the StreamLog so a checkpoint can carry them to the next run. */
+  get #ledger() {
+    return this.log.ledger;
+  }
+  get #acked() {
+    return this.log.ledger.acked;
+  }
+  get #unknown() {
+    return this.log.ledger.unknown;
+  }
+  get #produced() {
+    return this.log.ledger.produced;
+  }
+  /** Bucket start → produced seqs whose ledger block was written in it. */
+  get #producedBuckets() {
+    return this.log.ledger.producedBuckets;
+  }
 
   /** Whether the ledger holds `seq` as UNKNOWN (so the scan keeps where it lands). */
   isUnknown(seq: number): boolean {
@@ -112,16 +125,26 @@ export class StreamAudit {
     return this.#produced;
   }
 
+  /**
+   * Adds a block's outcomes above the floor in place of what an earlier version of it (a
+   * rewrite: `rewritten`) said; says whether one of them is UNKNOWN.
+   */
+  replaceLedgerBlock(block: LedgerBlock, rewritten: boolean): boolean {
+    const last = block.firstSeq + block.outcomes.length - 1;
+    if (rewritten && last > this.log.floor) this.#ledger.removeSeqs(block.firstSeq, last);
+    return this.addLedgerBlock(block);
+  }
+
   /** Adds a block's outcomes above the floor; says whether one of them is UNKNOWN. */
   addLedgerBlock(block: LedgerBlock): boolean {
     const { floor } = this.log;
-    // Blocks wholly folded cost one comparison: the ledger is read in full on every run.
+    // Blocks wholly folded cost one comparison.
     if (block.firstSeq + block.outcomes.length - 1 <= floor) return false;
     let unknown = false;
     const judged = block.writtenAt === undefined || block.writtenAt < this.options.judgeBefore;
     const bucketStart = bucketOf(block.writtenAt ?? 0, this.options.bucketMs);
+    // A bucket is made only for produced seqs: an empty one would outlive a rewrite's removal.
     const bucket = this.#producedBuckets.get(bucketStart) ?? new SeqRanges();
-    this.#producedBuckets.set(bucketStart, bucket);
     // Runs of one status are added as ranges: a block is mostly one status.
     const { firstSeq, outcomes } = block;
     for (let i = Math.max(0, floor + 1 - firstSeq); i < outcomes.length; ) {
@@ -139,6 +162,7 @@ export class StreamAudit {
       this.#produced.addRange(from, to);
       bucket.addRange(from, to);
     }
+    if (!bucket.isEmpty) this.#producedBuckets.set(bucketStart, bucket);
     return unknown;
   }
 
@@ -271,7 +295,14 @@ export class StreamAudit {
    */
   fold(cutoff: number, complete: boolean): void {
     const { bucketMs } = this.options;
-    const folded = this.#starts().filter((start) => start + bucketMs <= cutoff);
+    // Only the buckets that end by the cutoff are sorted: most runs fold one or none.
+    const ended = (start: number) => start + bucketMs <= cutoff;
+    const folded = [
+      ...new Set([
+        ...[...this.#producedBuckets.keys()].filter(ended),
+        ...[...this.log.buckets.keys()].filter(ended),
+      ]),
+    ].sort((a, b) => a - b);
     const seqs = this.#seqsOf(folded);
     const floor = Math.max(seqs.produced.max ?? 0, seqs.logOnly.max ?? 0);
     if (floor <= this.log.floor) return;
@@ -282,9 +313,10 @@ export class StreamAudit {
     const since = folded[0] as number;
     const until = (folded[folded.length - 1] as number) + bucketMs;
     this.log.foldThrough(floor, this.#counts(this.#layers(complete), all), since, until);
-    this.#acked = this.#acked.above(floor);
-    this.#unknown = this.#unknown.above(floor);
-    this.#produced = this.#produced.above(floor);
+    const ledger = this.#ledger;
+    ledger.acked = ledger.acked.above(floor);
+    ledger.unknown = ledger.unknown.above(floor);
+    ledger.produced = ledger.produced.above(floor);
     for (const [start, bucket] of this.#producedBuckets) {
       const rest = bucket.above(floor);
       if (rest.isEmpty) this.#producedBuckets.delete(start);

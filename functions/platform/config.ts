@@ -271,6 +271,8 @@ export interface AuditConfig extends CommonConfig {
   readonly bucketSeconds: number;
   /** Detail older than this is folded into totals: what bounds the audit's checkpoint. */
   readonly retentionSeconds: number;
+  /** Each run reads again the ledger blocks written this long before the last one started. */
+  readonly ledgerLagSeconds: number;
 }
 
 export function loadAuditConfig(env: Env = process.env): AuditConfig {
@@ -289,6 +291,9 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     // At least the longest horizon (an UNKNOWN is settled before it is folded); at most a month,
     // for the checkpoint's bound (one count per bucket of the topic is kept that long).
     retentionSeconds: integer(env, 'TALLY_AUDIT_RETENTION_SECONDS', 604_800, 86_400, 2_678_400),
+    // Longer than a ledger write can take to show in the write-time index (in-flight puts, the
+    // index's lag, clocks): a block written then is read again, never missed.
+    ledgerLagSeconds: integer(env, 'TALLY_AUDIT_LEDGER_LAG_SECONDS', 60, 1, 3600),
   };
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type {
   AttributeDefinition,
   CreateTableCommandInput,
+  GlobalSecondaryIndex,
   KeySchemaElement,
 } from '@aws-sdk/client-dynamodb';
 import { parse } from 'yaml';
@@ -18,6 +19,7 @@ export interface TableDefinition {
   readonly attributeDefinitions: AttributeDefinition[];
   readonly keySchema: KeySchemaElement[];
   readonly timeToLiveAttribute: string | undefined;
+  readonly globalSecondaryIndexes: GlobalSecondaryIndex[];
 }
 
 function fail(where: string, what: string): never {
@@ -61,14 +63,26 @@ function parseTable(logicalId: string, resource: unknown): TableDefinition {
         | 'B',
     };
   });
-  const keySchema = list(properties.KeySchema, `${where}.Properties.KeySchema`).map((item, i) => {
-    const at = `${where}.Properties.KeySchema[${i}]`;
-    const key = record(item, at);
-    return {
-      AttributeName: text(key.AttributeName, `${at}.AttributeName`),
-      KeyType: text(key.KeyType, `${at}.KeyType`, ['HASH', 'RANGE']) as 'HASH' | 'RANGE',
-    };
-  });
+  const keySchema = parseKeySchema(properties.KeySchema, `${where}.Properties.KeySchema`);
+  const indexes = properties.GlobalSecondaryIndexes;
+  const globalSecondaryIndexes =
+    indexes === undefined
+      ? []
+      : list(indexes, `${where}.Properties.GlobalSecondaryIndexes`).map((item, i) => {
+          const at = `${where}.Properties.GlobalSecondaryIndexes[${i}]`;
+          const index = record(item, at);
+          const projection = record(index.Projection, `${at}.Projection`);
+          return {
+            IndexName: text(index.IndexName, `${at}.IndexName`),
+            KeySchema: parseKeySchema(index.KeySchema, `${at}.KeySchema`),
+            Projection: {
+              ProjectionType: text(projection.ProjectionType, `${at}.Projection.ProjectionType`, [
+                'KEYS_ONLY',
+                'ALL',
+              ]) as 'KEYS_ONLY' | 'ALL',
+            },
+          };
+        });
   const tableName = text(properties.TableName, `${where}.Properties.TableName`);
   if (!tableName.startsWith(PREFIX_VARIABLE) || tableName.length === PREFIX_VARIABLE.length) {
     fail(`${where}.Properties.TableName`, `must be ${PREFIX_VARIABLE}<name>, got ${tableName}`);
@@ -87,7 +101,19 @@ function parseTable(logicalId: string, resource: unknown): TableDefinition {
     attributeDefinitions,
     keySchema,
     timeToLiveAttribute,
+    globalSecondaryIndexes,
   };
+}
+
+function parseKeySchema(value: unknown, where: string): KeySchemaElement[] {
+  return list(value, where).map((item, i) => {
+    const at = `${where}[${i}]`;
+    const key = record(item, at);
+    return {
+      AttributeName: text(key.AttributeName, `${at}.AttributeName`),
+      KeyType: text(key.KeyType, `${at}.KeyType`, ['HASH', 'RANGE']) as 'HASH' | 'RANGE',
+    };
+  });
 }
 
 /** Reads every AWS::DynamoDB::Table from infra/resources/tables.yml. */
@@ -115,5 +141,8 @@ export function createTableInput(
     BillingMode: 'PAY_PER_REQUEST',
     AttributeDefinitions: table.attributeDefinitions,
     KeySchema: table.keySchema,
+    ...(table.globalSecondaryIndexes.length > 0 && {
+      GlobalSecondaryIndexes: table.globalSecondaryIndexes,
+    }),
   };
 }

@@ -44,6 +44,8 @@ export interface SimulationOptions {
   readonly checkpointLimitBytes?: number;
   /** The topic's retention: older records leave the log (default 7 days, Kafka's). */
   readonly logRetentionMs?: number;
+  /** The fake ledger lists changed blocks (default true): runs read only those. */
+  readonly incremental?: boolean;
   /** Called after every run; throw to stop. */
   readonly afterRun?: (run: RunFacts) => void;
 }
@@ -119,12 +121,20 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     else runs.push([from, to]);
   };
 
+  /** When the audit rewrote a block (a merge is no change: the same outcomes). */
+  const rewrittenAt = new WeakMap<LedgerBlock, number>();
   const ports: AuditPorts & { clock: () => number } = {
     clock: () => now,
     ledger: {
       async forEachBlock(stream, onBlock) {
         for (const block of ledger.get(stream) ?? []) onBlock(block);
       },
+      ...(options.incremental !== false && {
+        async forEachChangedBlock(stream, since, onBlock) {
+          for (const block of ledger.get(stream) ?? [])
+            if ((rewrittenAt.get(block) ?? block.writtenAt ?? 0) >= since) onBlock(block);
+        },
+      }),
       async find(stream, seq) {
         return ledger
           .get(stream)
@@ -133,6 +143,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       async write(block) {
         const blocks = ledger.get(block.stream) ?? [];
         const i = blocks.findIndex((b) => b.firstSeq === block.firstSeq);
+        rewrittenAt.set(block, now);
         if (i >= 0) blocks[i] = block;
       },
     },

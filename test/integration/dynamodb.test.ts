@@ -95,4 +95,39 @@ describe('local DynamoDB API', () => {
     });
     expect(blocks).toEqual([settled]);
   });
+
+  it('lists the blocks written or rewritten since a time, each read whole', async () => {
+    const ledger = createLedger(DynamoDBDocumentClient.from(client), String(tables.LedgerTable));
+    const stream = 'orders';
+    const block = (firstSeq: number, outcomes: RecordOutcome[]) => ({
+      stream,
+      firstSeq,
+      topic: 'orders',
+      session: 's-1',
+      idempotencyKey: undefined,
+      outcomes,
+    });
+    const unknown: RecordOutcome = { status: 'UNKNOWN', message: 'no answer in time' };
+    const acked: RecordOutcome = { status: 'ACKED', partition: 0, offset: '7' };
+    for (let first = 1; first <= 250; first += 2)
+      await ledger.write(block(first, [unknown, unknown]));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const since = Date.now();
+    await ledger.write(block(3, [acked, acked])); // rewritten
+    await ledger.write(block(251, [acked])); // new
+    const changed: Array<[number, string]> = [];
+    await ledger.forEachChangedBlock?.(stream, since, (b) => {
+      changed.push([b.firstSeq, b.outcomes.map((o) => o.status).join()]);
+    });
+    expect(changed.sort((a, b) => a[0] - b[0])).toEqual([
+      [3, 'ACKED,ACKED'],
+      [251, 'ACKED'],
+    ]);
+    // From the start: every block (more than one BatchGetItem's 100 keys).
+    let all = 0;
+    await ledger.forEachChangedBlock?.(stream, 0, () => {
+      all++;
+    });
+    expect(all).toBe(126);
+  });
 });

@@ -1,6 +1,12 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  type DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { Deadline } from '../../core/deadline.js';
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/outcomes.js';
 import type { Ledger, LedgerBlock } from '../../core/publish-ports.js';
@@ -13,6 +19,11 @@ import { forEachPage } from './read-all.js';
  * of text, a few KB gzipped).
  */
 const COMPRESS_ABOVE_BYTES = 32 * 1024;
+
+/** The index of blocks by write time (stream, updatedAt; keys only): infra/resources/tables.yml. */
+export const BY_WRITE_TIME_INDEX = 'byWriteTime';
+/** Keys one BatchGetItem may ask for. */
+const BATCH_GET_KEYS = 100;
 
 function outcomesAttribute(block: LedgerBlock): Record<string, string | Uint8Array> {
   const json = JSON.stringify(block.outcomes.map(encodeOutcome));
@@ -136,6 +147,54 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
           for (const item of items) onBlock(toBlock(stream, item));
         },
       );
+    },
+
+    /** Keys from the write-time index (eventually consistent), then the items, consistently. */
+    async forEachChangedBlock(stream: string, since: number, onBlock: (b: LedgerBlock) => void) {
+      const doing = `reading the ledger of stream ${stream} written since ${new Date(since).toISOString()}`;
+      const seqs: number[] = [];
+      await forEachPage(
+        client,
+        {
+          query: {
+            TableName: tableName,
+            IndexName: BY_WRITE_TIME_INDEX,
+            KeyConditionExpression: '#stream = :stream AND #updatedAt >= :since',
+            ExpressionAttributeNames: { '#stream': 'stream', '#updatedAt': 'updatedAt' },
+            ExpressionAttributeValues: {
+              ':stream': stream,
+              ':since': new Date(since).toISOString(),
+            },
+          },
+        },
+        doing,
+        (items) => {
+          for (const item of items) seqs.push(Number(item.seq));
+        },
+      );
+      for (let i = 0; i < seqs.length; i += BATCH_GET_KEYS) {
+        let keys: Record<string, unknown>[] | undefined = seqs
+          .slice(i, i + BATCH_GET_KEYS)
+          .map((seq) => ({ stream, seq }));
+        for (let attempt = 0; keys !== undefined && keys.length > 0; attempt++) {
+          if (attempt > 0)
+            await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+          let answer: BatchGetCommandOutput;
+          try {
+            answer = await client.send(
+              new BatchGetCommand({
+                RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } },
+              }),
+            );
+          } catch (error) {
+            throw dynamoDbUnavailable(doing, error);
+          }
+          for (const item of answer.Responses?.[tableName] ?? []) onBlock(toBlock(stream, item));
+          keys = answer.UnprocessedKeys?.[tableName]?.Keys;
+          if (attempt >= 8 && keys !== undefined && keys.length > 0)
+            throw dynamoDbUnavailable(doing, new Error(`${keys.length} keys left unprocessed`));
+        }
+      }
     },
   };
 }
