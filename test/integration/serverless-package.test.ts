@@ -116,6 +116,17 @@ describe('serverless package (offline, no AWS credentials)', () => {
     expect(id).toBeTypeOf('string');
     return id as string;
   }
+  /** `Table` for the table's ARN, `Table/index/name` for one of its indexes. */
+  function tableOf(resource: Record<string, unknown>): string | undefined {
+    const getAtt = resource['Fn::GetAtt'] as string[] | undefined;
+    if (getAtt) return getAtt[0];
+    const join = resource['Fn::Join'] as [string, unknown[]] | undefined;
+    if (!join) return resource.Ref as string | undefined;
+    const [separator, parts] = join;
+    return parts
+      .map((part) => (typeof part === 'string' ? part : tableOf(part as Record<string, unknown>)))
+      .join(separator);
+  }
   const functions = () =>
     Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
 
@@ -129,10 +140,9 @@ describe('serverless package (offline, no AWS credentials)', () => {
           role,
         ).toBe(false);
         if (statement.Action.some((a) => a.startsWith('dynamodb:'))) {
-          const resources = statement.Resource as Array<{ 'Fn::GetAtt'?: [string, string] }>;
+          const resources = statement.Resource as Array<Record<string, unknown>>;
           expect(resources.length, role).toBeGreaterThan(0);
-          for (const resource of resources)
-            expect(resource['Fn::GetAtt']?.[0], role).toMatch(/Table$/);
+          for (const resource of resources) expect(tableOf(resource), role).toMatch(/Table(\/|$)/);
         }
       }
     }
@@ -144,8 +154,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
         .filter((s) => s.Action.some((a) => /^(dynamodb|states):/.test(a)))
         .flatMap((s) =>
           (s.Resource as Array<Record<string, unknown>>).map(
-            (r) =>
-              `${(r['Fn::GetAtt'] as string[] | undefined)?.[0] ?? (r.Ref as string)}: ${[...s.Action].sort().join(' ')}`,
+            (r) => `${tableOf(r)}: ${[...s.Action].sort().join(' ')}`,
           ),
         )
         .sort();
@@ -158,7 +167,8 @@ describe('serverless package (offline, no AWS credentials)', () => {
     // Stored state is pruned by the runs themselves (no TTL): they may delete what they prune.
     expect(grants('AuditLambdaFunction')).toEqual([
       'AuditsTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem',
-      'LedgerTable: dynamodb:PutItem dynamodb:Query',
+      'LedgerTable/index/byWriteTime: dynamodb:Query',
+      'LedgerTable: dynamodb:BatchGetItem dynamodb:PutItem dynamodb:Query',
       'ReceiptsTable: dynamodb:Query',
       'ReconcileReportsTable: dynamodb:Query',
       'StreamsTable: dynamodb:GetItem',
