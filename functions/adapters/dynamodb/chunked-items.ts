@@ -1,5 +1,5 @@
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoDbUnavailable } from './client.js';
+import { orUnavailable } from './client.js';
 import { readAll } from './read-all.js';
 
 // A list too long for one DynamoDB item (400 KB), kept under one group as a head item `sk` and
@@ -15,13 +15,7 @@ export interface Chunked {
 }
 
 export function createChunkedItems(client: DynamoDBDocumentClient, tableName: string) {
-  const attempt = async <T>(work: () => Promise<T>, doing: string): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      throw dynamoDbUnavailable(doing, error);
-    }
-  };
+  const attempt = <T>(work: () => Promise<T>, doing: string) => orUnavailable(doing, work);
   const put = (item: Record<string, unknown>) =>
     attempt(
       () => client.send(new PutCommand({ TableName: tableName, Item: item })),

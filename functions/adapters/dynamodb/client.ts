@@ -84,3 +84,12 @@ export function dynamoDbUnavailable(doing: string, error: unknown): DependencyUn
     retryAfterSeconds: 1,
   });
 }
+
+/** `work`'s result, or its SDK failure translated (see dynamoDbUnavailable). */
+export async function orUnavailable<T>(doing: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw dynamoDbUnavailable(doing, error);
+  }
+}

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { ReportStore } from '../../core/reconcile-ports.js';
 import { batchPut } from './batch-put.js';
-import { dynamoDbUnavailable } from './client.js';
+import { orUnavailable } from './client.js';
 import { conditional } from './conditional.js';
 import { readAll } from './read-all.js';
 
@@ -42,13 +42,7 @@ function decode(item: Record<string, unknown>): object {
 
 /** Reconcile reports per group: the latest, dated history, and the index of reported groups. */
 export function createReportStore(client: DynamoDBDocumentClient, tableName: string): ReportStore {
-  const attempt = async <T>(work: () => Promise<T>, doing: string): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      throw dynamoDbUnavailable(doing, error);
-    }
-  };
+  const attempt = <T>(work: () => Promise<T>, doing: string) => orUnavailable(doing, work);
   const put = (item: Record<string, unknown>) =>
     attempt(
       () => client.send(new PutCommand({ TableName: tableName, Item: item })),
