@@ -1,4 +1,6 @@
-// POST /v3/clusters/{cluster_id}/reconcile — runs reconcile now and returns its report.
+// POST /v3/clusters/{cluster_id}/reconcile — runs reconcile now and returns its report, each
+// group without its partitions: those grow with the cluster (~600 bytes each, past Lambda's 6 MB
+// response at ~10,000), and each group's are read from its consumer-group route.
 import { httpHandler, json, pathParameter, requireCluster } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 
@@ -6,5 +8,9 @@ export const handler = httpHandler('admin', async (event) => {
   const rt = await reconcileRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.source.clusterId());
-  return json(200, await rt.reconciler.run());
+  const report = await rt.reconciler.run();
+  return json(200, {
+    ...report,
+    groups: report.groups.map(({ partitions: _, ...group }) => group),
+  });
 });
