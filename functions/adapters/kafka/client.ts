@@ -64,6 +64,8 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
 
 /** What a kafkajs error means, where its name alone does not say it. */
 const MEANINGS: Readonly<Record<string, string>> = {
+  // Tally's own (core/deadline.ts): the request's deadline came before Kafka's answer.
+  DeadlineExceeded: 'no answer in time',
   KafkaJSSASLAuthenticationError: 'Kafka refused the SASL credentials',
   // kafkajs drops FindCoordinator's own error (an authorization failure among them) for this one.
   KafkaJSGroupCoordinatorNotFound:

@@ -142,8 +142,12 @@ export function createTopicCatalog(kafka: Kafka, options: TopicCatalogOptions) {
           'describing the cluster',
         );
       } catch (error) {
+        const why =
+          error instanceof DeadlineExceeded
+            ? 'did not answer in time'
+            : `failed (${kafkaFailure(error)})`;
         throw new DependencyUnavailableError(
-          `Kafka did not say its cluster id (${kafkaFailure(error)}); nothing was sent`,
+          `Kafka, asked for its cluster id, ${why}; nothing was sent`,
           { cause: error, retryAfterSeconds: 1 },
         );
       }
