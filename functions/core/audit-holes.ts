@@ -2,9 +2,13 @@ import type { LedgerBlock, StreamCounter } from './publish-ports.js';
 import { type SeqRange, SeqRanges } from './seq-ranges.js';
 
 // Every seq accounted for: for each stream, every seq from 1 to its counter has exactly one fate
-// in the ledger. A seq with none is a hole — an allocation applied but never answered, or a
-// request that died before its first ledger write. Nothing will ever send it, so once it is older
-// than the horizon the audit records it VOID.
+// in the ledger. A seq with none is a hole — an allocation applied but never answered, a request
+// that died before its first ledger write, a lease's unused rest, or a record sent to the stream's
+// home topic whose ledger write after the send never landed (core/publish.ts: such a request
+// ends within the horizon of its allocation). Once older than the horizon nothing can send it any
+// more: the audit of the home topic looks for it in the log it has read — found, it is recorded
+// UNKNOWN (settled to ACKED with its place by the UNKNOWN rules); not found, VOID. Holes of a
+// stream whose home is another topic are left to that topic's audit.
 //
 // Safety without transactions: a VOID is written one seq at a time, in ascending order, each only
 // where no block starts at that seq, and a publisher's first ledger write is refused where a VOID
@@ -14,7 +18,19 @@ import { type SeqRange, SeqRanges } from './seq-ranges.js';
 
 export interface SeqFatePorts {
   readonly counter: StreamCounter;
-  readonly ledger: { void(block: LedgerBlock): Promise<boolean> };
+  readonly ledger: {
+    /** Both write only where no block starts at the block's first seq: false otherwise. */
+    void(block: LedgerBlock): Promise<boolean>;
+    fill(block: LedgerBlock): Promise<boolean>;
+  };
+}
+
+/** What the audit knows of the log it read, to tell a sent hole from an unsent one. */
+export interface SeenInLog {
+  /** The whole log was read up to this run's end offsets: absence means something. */
+  readonly complete: boolean;
+  /** Whether a copy of the seq was read; undefined when it cannot say (folded detail). */
+  seen(stream: string, seq: number): boolean | undefined;
 }
 
 /** A stream's fates, as the audit reports them. */
@@ -25,6 +41,8 @@ export interface SeqFateFigures {
   readonly void: number;
   /** Holes this run recorded VOID. */
   readonly voidedNow: number;
+  /** Holes this run found in the log and recorded UNKNOWN (settled on the next run). */
+  readonly foundNow?: number;
   /** Seqs with no fate yet: younger than the horizon (their request may still write), or left
    * for the next run. */
   readonly unrecorded: readonly SeqRange[];
@@ -34,6 +52,7 @@ export interface SeqFateFigures {
 export const MAX_VOID_WRITES = 1000;
 
 const MESSAGE = 'allocated, never recorded, older than the audit horizon: never sent';
+const FOUND = 'allocated and sent, its outcome never recorded: found in the log by the audit';
 
 /** Collects what the ledger covers while the audit reads it, then voids old holes. */
 export class SeqFates {
@@ -78,6 +97,7 @@ export class SeqFates {
     ports: SeqFatePorts,
     topic: string,
     streams: Iterable<string>,
+    log: SeenInLog,
   ): Promise<Map<string, SeqFateFigures>> {
     const figures = new Map<string, SeqFateFigures>();
     let budget = this.maxWrites;
@@ -91,25 +111,34 @@ export class SeqFates {
       const covered = this.#covered.get(stream) ?? new SeqRanges();
       const holes = allocated > 0 ? covered.gapsWithin(1, allocated) : [];
       const voided = new SeqRanges();
-      for (const [from, to] of holes) {
+      const found = new SeqRanges();
+      // Only the home topic's audit can have read a hole's record, if it was sent at all.
+      const judge = counter?.homeTopic === undefined || counter.homeTopic === topic;
+      for (const [from, to] of judge ? holes : []) {
         for (let seq = from; seq <= Math.min(to, oldUpTo) && budget > 0; seq++) {
+          const inLog = log.seen(stream, seq);
+          if (inLog === undefined || (!inLog && !log.complete)) continue; // cannot tell yet
           budget--;
           const block = { stream, firstSeq: seq, topic, session: '', idempotencyKey: undefined };
-          if (
-            !(await ports.ledger.void({
-              ...block,
-              outcomes: [{ status: 'VOID', message: MESSAGE }],
-            }))
-          )
-            break; // A publisher got there first: this hole is its block now, judged next run.
-          voided.add(seq);
+          const written = inLog
+            ? await ports.ledger.fill({
+                ...block,
+                outcomes: [{ status: 'UNKNOWN', message: FOUND }],
+              })
+            : await ports.ledger.void({
+                ...block,
+                outcomes: [{ status: 'VOID', message: MESSAGE }],
+              });
+          if (!written) break; // A publisher got there first: this hole is its block now.
+          (inLog ? found : voided).add(seq);
         }
       }
       figures.set(stream, {
         allocated,
         void: (this.#void.get(stream) ?? 0) + voided.count,
         voidedNow: voided.count,
-        unrecorded: SeqRanges.from(holes).difference(voided).ranges(),
+        ...(found.count > 0 && { foundNow: found.count }),
+        unrecorded: SeqRanges.from(holes).difference(voided).difference(found).ranges(),
       });
     }
     return figures;

@@ -348,7 +348,14 @@ export function createAuditor(ports: AuditPorts) {
       );
 
       const fateFigures =
-        ports.seqFates && (await fates.settle(ports.seqFates, topic, audits.keys()));
+        ports.seqFates &&
+        (await fates.settle(ports.seqFates, topic, audits.keys(), {
+          complete: scan.complete,
+          seen: (stream, seq) => {
+            const log = state.stream(stream);
+            return seq <= log.floor ? undefined : log.log.timesOf(seq) > 0;
+          },
+        }));
       const streams: LinkedFindings[] = [];
       let landed = 0;
       let notWritten = 0;

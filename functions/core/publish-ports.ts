@@ -38,12 +38,25 @@ export interface RecordSender {
   ): Promise<{ readonly session: string; readonly outcomes: readonly RecordOutcome[] }>;
 }
 
+/** Seqs handed out to one request. */
+export interface Allocation {
+  readonly firstSeq: number;
+  /**
+   * The topic the stream's first allocation was for, set once on its counter (undefined on a
+   * counter older than it). Only seqs sent to this topic may go out before any ledger write: its
+   * audit is the one that looks for them in the log before voiding a hole.
+   */
+  readonly homeTopic: string | undefined;
+  /** When the counter handed these seqs out (epoch ms, taken before the call). */
+  readonly allocatedAt: number;
+}
+
 export interface SequenceAllocator {
   /**
-   * Reserves `count` consecutive numbers of `stream` atomically; returns the first. Retries
-   * within the deadline without spending a second block when an earlier attempt was applied.
+   * Reserves `count` consecutive numbers of `stream` for a request to `topic`. Retries within the
+   * deadline without spending a second block when an earlier attempt was applied.
    */
-  allocate(stream: string, count: number, deadline: Deadline): Promise<number>;
+  allocate(stream: string, count: number, topic: string, deadline: Deadline): Promise<Allocation>;
 }
 
 /** How far a stream's seqs were allocated: every seq 1..lastSeq must have one fate. */
@@ -52,7 +65,10 @@ export interface StreamCounter {
   read(
     stream: string,
     deadline?: Deadline,
-  ): Promise<{ readonly lastSeq: number; readonly updatedAt: number } | undefined>;
+  ): Promise<
+    | { readonly lastSeq: number; readonly updatedAt: number; readonly homeTopic?: string }
+    | undefined
+  >;
 }
 
 /** A contiguous run of a stream's sequence numbers and what happened to each. */
@@ -80,6 +96,11 @@ export interface Ledger {
    * publisher's, or an earlier VOID): false then, and nothing is written.
    */
   void(block: LedgerBlock, deadline?: Deadline): Promise<boolean>;
+  /**
+   * Records a block the audit found in the log with no ledger block (UNKNOWN, settled by the
+   * UNKNOWN rules), unless a block already starts at its first seq: false then.
+   */
+  fill(block: LedgerBlock, deadline?: Deadline): Promise<boolean>;
   /** The block holding `seq`, if any. */
   find(stream: string, seq: number, deadline?: Deadline): Promise<LedgerBlock | undefined>;
   /** Every block of a stream in seq order, handed over a page at a time (the audit reads all). */

@@ -16,6 +16,7 @@ import {
   stamp,
 } from './publish-plan.js';
 import type {
+  Allocation,
   KeyedPublish,
   KeyedPublishes,
   Ledger,
@@ -63,7 +64,16 @@ export interface PublishResult {
 export interface PublisherPorts {
   readonly catalog: TopicCatalog;
   readonly sender: RecordSender;
-  readonly allocator: SequenceAllocator;
+  /** With `peek` and `giveBack` when it leases seqs (core/seq-leases.ts). */
+  readonly allocator: SequenceAllocator & {
+    peek?(stream: string, count: number, deadline: Deadline): boolean;
+    giveBack?(stream: string, allocation: Allocation, count: number): void;
+  };
+  /**
+   * The audit's horizon (ms): a seq allocated this long ago may be judged by the audit. A request
+   * ending within it may send its seqs before any ledger write (see the plan below).
+   */
+  readonly auditHorizonMs: number;
   readonly ledger: Ledger;
   readonly keyed: KeyedPublishes;
   readonly allowTopic: (topic: string) => boolean;
@@ -87,18 +97,26 @@ export function isSettledResult(result: PublishResult): boolean {
 
 // The DynamoDB round trips of a publish, in order (calls in one step run side by side):
 //
-//   no key               allocate · ledger open (UNKNOWN) · [send] · ledger outcomes
-//   key, first attempt   key get · allocate · key claim ∥ ledger open · [send] ·
-//                        ledger outcomes ∥ key answer
-//   key, answered        key get (the stored answer; nothing else)
+//   no key               [allocate] · [send] · ledger outcomes
+//   key, first attempt   claim · [send] · ledger outcomes ∥ key answer          (seqs leased)
+//                        key get · allocate · claim · [send] · outcomes ∥ answer  (otherwise)
+//   key, answered        key get (the stored answer; nothing else), or a failed claim and its read
 //   key, unsettled retry key get · key lock ∥ ledger find · ledger open · [send] ·
 //                        ledger outcomes ∥ key answer
 //
-// One item per Idempotency-Key holds the reservation (seqs), the lock (until the holder's
-// deadline, after which it can send nothing) and the stored answer: no separate idempotency
-// record. The ledger open stays the write-ahead record: a seq is sent only after a block holding
-// it UNKNOWN was written where no VOID was, so the audit never voids a seq that can still land.
-// A lost race for a key (two first attempts) leaves the loser's seqs unsent: it records them VOID.
+// The allocation is the write-ahead record: the counter says the seqs were handed out, so a
+// seq at or below it with no ledger block is in flight or lost on the way, and the audit of the
+// stream's home topic looks for it in the log before recording it VOID (found: UNKNOWN, then
+// settled). That holds only while the audit cannot judge the seq yet, so a request sends before
+// any ledger write only when it ends within the audit's horizon of the allocation, and only to
+// the stream's home topic (the first it allocated for: the audit that looks there). Otherwise —
+// a horizon of 0, another topic, a retry of an unsettled key — the ledger block is opened first
+// (UNKNOWN), conditional on no VOID there, as before.
+//
+// [allocate] is no round trip when the container holds a lease of the stream's seqs
+// (core/seq-leases.ts). One item per Idempotency-Key holds the reservation (seqs), the lock
+// (until the holder's deadline, after which it can send nothing) and the stored answer. A lost
+// race for a key leaves the loser's seqs unsent: back to the lease, or a hole the audit voids.
 
 export function createPublisher(ports: PublisherPorts) {
   const conflict = () =>
@@ -138,9 +156,10 @@ export function createPublisher(ports: PublisherPorts) {
     request: PublishRequest,
     block: LedgerBlock,
     claim: (() => Promise<void>) | undefined,
+    ahead: boolean,
   ): Promise<void> {
     const [opened, claimed] = await Promise.allSettled([
-      ports.ledger.open(block, request.deadline),
+      ahead ? ports.ledger.open(block, request.deadline) : Promise.resolve('unopened' as const),
       claim?.(),
     ]);
     // Without a key, or with a key another request won, nothing will ever send these seqs. A
@@ -148,12 +167,16 @@ export function createPublisher(ports: PublisherPorts) {
     // seqs for a retry, so they are left as they are (a hole the audit voids, if not).
     const lost = claimed.status === 'rejected' && claimed.reason instanceof LostKeyRace;
     const nobody = request.idempotencyKey === undefined && opened.status === 'rejected';
-    if (lost || nobody) {
+    const giveBack = lost && !ahead && (claimed.reason as LostKeyRace).giveBack;
+    if (giveBack) giveBack();
+    else if (lost || nobody) {
       await voidUnsent(request, block, opened.status === 'fulfilled' && opened.value === 'opened');
     }
     if (opened.status === 'rejected') throw opened.reason;
     if (claimed.status === 'rejected') {
-      throw lost ? (claimed.reason as LostKeyRace).error : claimed.reason;
+      const race = claimed.reason as LostKeyRace;
+      // A claim asked first hands its finding up whole: the request is answered from it.
+      throw lost ? (race.winner !== undefined ? race : race.error) : claimed.reason;
     }
     if (opened.value === 'voided') throw voidedError(request, block.firstSeq);
   }
@@ -168,6 +191,7 @@ export function createPublisher(ports: PublisherPorts) {
     planned: readonly PlannedRecord[],
     warnings: string[],
     claim: (() => Promise<void>) | undefined,
+    ahead: boolean,
   ): Promise<{ final: RecordOutcome[]; recorded: Promise<void> }> {
     const session = await ports.sender.session();
     const block = (outcomes: RecordOutcome[], sentBy: string) => ({
@@ -189,6 +213,7 @@ export function createPublisher(ports: PublisherPorts) {
         session,
       ),
       claim,
+      ahead,
     );
     const toSend = planned.filter((p) => p.kept === undefined);
     const sent = await ports.sender.send(
@@ -220,10 +245,11 @@ export function createPublisher(ports: PublisherPorts) {
   async function keyedState<T>(
     request: PublishRequest,
     print: string,
+    known: KeyedPublish | undefined,
   ): Promise<{ stored?: KeyedPublish; replay?: Answered<T> }> {
     const key = request.idempotencyKey;
     if (key === undefined) return {};
-    const stored = await ports.keyed.get(key, request.deadline);
+    const stored = known ?? (await ports.keyed.get(key, request.deadline));
     if (stored === undefined) return {};
     if (stored.fingerprint !== print) throw mismatch();
     if (stored.answer !== undefined) {
@@ -236,12 +262,20 @@ export function createPublisher(ports: PublisherPorts) {
   async function publishAnswered<T>(
     request: PublishRequest,
     shape: Shape<T>,
+    /** The key's item, when a claim already read it: asked again without a first claim. */
+    known?: KeyedPublish,
   ): Promise<Answered<T>> {
     checkTopic(request.topic, ports.allowTopic);
     const key = request.idempotencyKey;
     // Without a key nothing is compared later: skip hashing every record.
     const print = key === undefined ? '' : (request.fingerprint ?? fingerprint(request));
-    const { stored, replay } = await keyedState<T>(request, print);
+    // With leased seqs at hand a key's first question is its claim (a first attempt's only
+    // write before the send); otherwise its item is read first, so a replay allocates nothing.
+    const claimFirst =
+      key !== undefined &&
+      known === undefined &&
+      (ports.allocator.peek?.(request.stream, request.records.length, request.deadline) ?? false);
+    const { stored, replay } = claimFirst ? {} : await keyedState<T>(request, print, known);
     if (replay) return replay;
 
     const topic = await ports.catalog.describe(request.topic, request.deadline);
@@ -275,6 +309,8 @@ export function createPublisher(ports: PublisherPorts) {
     let timestamp = request.now;
     let previous: LedgerBlock | undefined;
     let claim: (() => Promise<void>) | undefined;
+    // The ledger block is opened before the send (see the plan above), unless this is false.
+    let ahead = true;
     if (stored !== undefined && key !== undefined) {
       // A retry of an attempt that ended unsettled (or died): its seqs, under a fresh lock.
       const [locked, found] = await Promise.allSettled([
@@ -294,7 +330,17 @@ export function createPublisher(ports: PublisherPorts) {
       timestamp = stored.timestamp;
       previous = found.value;
     } else {
-      firstSeq = await ports.allocator.allocate(request.stream, accepted.length, request.deadline);
+      const allocation = await ports.allocator.allocate(
+        request.stream,
+        accepted.length,
+        request.topic,
+        request.deadline,
+      );
+      firstSeq = allocation.firstSeq;
+      ahead = !(
+        allocation.homeTopic === request.topic &&
+        request.deadline.at <= allocation.allocatedAt + ports.auditHorizonMs
+      );
       if (key !== undefined) {
         const mine: KeyedPublish = {
           idempotencyKey: key,
@@ -312,8 +358,12 @@ export function createPublisher(ports: PublisherPorts) {
             held = until;
             return;
           }
-          // Another first attempt with this key got there first: this one sends nothing.
-          throw new LostKeyRace(winner.fingerprint === print ? conflict() : mismatch());
+          // The key was used before (a claim asked first) or another first attempt got there
+          // first: this one sends nothing.
+          const giveBack = () =>
+            ports.allocator.giveBack?.(request.stream, allocation, accepted.length);
+          if (claimFirst) throw new LostKeyRace(mismatch(), giveBack, winner);
+          throw new LostKeyRace(winner.fingerprint === print ? conflict() : mismatch(), giveBack);
         };
       }
     }
@@ -334,7 +384,7 @@ export function createPublisher(ports: PublisherPorts) {
         };
       });
       const { final, recorded } = planned.some((p) => p.kept === undefined)
-        ? await sendAndRecord(request, firstSeq, planned, warnings, claim)
+        ? await sendAndRecord(request, firstSeq, planned, warnings, claim, ahead)
         : { final: planned.map((p) => p.kept as RecordOutcome), recorded: Promise.resolve() };
 
       let next = 0;
@@ -365,6 +415,11 @@ export function createPublisher(ports: PublisherPorts) {
       return { answer, replayed: false, warnings };
     } catch (error) {
       await release(request, held);
+      // A claim asked first found the key's item: the request is answered from it (a replay,
+      // a conflict, a retry of an unsettled attempt) as if it had been read first.
+      if (error instanceof LostKeyRace && error.winner !== undefined) {
+        return publishAnswered(request, shape, error.winner);
+      }
       throw error;
     }
   }
@@ -413,7 +468,13 @@ export function createPublisher(ports: PublisherPorts) {
 
 /** A first attempt's claim found the key taken by another request: its seqs go unsent. */
 class LostKeyRace extends Error {
-  constructor(readonly error: TallyError) {
+  constructor(
+    readonly error: TallyError,
+    /** Hands the unsent seqs back to the lease they came from (none: a hole the audit voids). */
+    readonly giveBack: () => void,
+    /** The key's item, when the claim was the request's first question about the key. */
+    readonly winner?: KeyedPublish,
+  ) {
     super(error.message);
   }
 }

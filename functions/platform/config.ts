@@ -91,6 +91,13 @@ export interface PublishConfig extends CommonConfig {
   readonly maxConcurrentRequests: number;
   readonly kafkaRetries: number;
   readonly idempotencyTtlSeconds: number;
+  /**
+   * The audit's horizon (TALLY_AUDIT_HORIZON_SECONDS, the same variable the audit reads): a
+   * request ending within it of its seqs' allocation sends before any ledger write.
+   */
+  readonly auditHorizonSeconds: number;
+  /** Most seqs a container leases beyond a request's own (0: no leases). */
+  readonly seqLeaseMax: number;
 }
 
 function kafkaSource(env: Env): KafkaSource {
@@ -189,6 +196,10 @@ function scramSource(env: Env, wanted: boolean): ScramCredentialSource | undefin
   };
 }
 
+/** Read by publish and audit alike: set it once for both (serverless.yml's provider section). */
+const auditHorizonSeconds = (env: Env) =>
+  integer(env, 'TALLY_AUDIT_HORIZON_SECONDS', 300, 0, 86_400);
+
 export function loadPublishConfig(env: Env = process.env): PublishConfig {
   return {
     ...commonConfig(env),
@@ -206,6 +217,8 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     maxConcurrentRequests: integer(env, 'TALLY_MAX_CONCURRENT_REQUESTS', 64, 1, 10_000),
     kafkaRetries: integer(env, 'TALLY_KAFKA_RETRIES', 5, 1, 100),
     idempotencyTtlSeconds: integer(env, 'TALLY_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 31_536_000),
+    auditHorizonSeconds: auditHorizonSeconds(env),
+    seqLeaseMax: integer(env, 'TALLY_SEQ_LEASE_MAX', 100, 0, 1000),
   };
 }
 
@@ -285,7 +298,7 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     reconcileReportsTable: required(env, 'TALLY_RECONCILE_REPORTS_TABLE'),
     topics: list(env, 'TALLY_AUDIT_TOPICS'),
     groups: list(env, 'TALLY_AUDIT_GROUPS'),
-    horizonSeconds: integer(env, 'TALLY_AUDIT_HORIZON_SECONDS', 300, 0, 86_400),
+    horizonSeconds: auditHorizonSeconds(env),
     scanTimeoutMs: integer(env, 'TALLY_AUDIT_SCAN_TIMEOUT_MS', 600_000, 1000, 900_000),
     bucketSeconds: integer(env, 'TALLY_AUDIT_BUCKET_SECONDS', 300, 1, 86_400),
     // At least the longest horizon (an UNKNOWN is settled before it is folded); at most a month,

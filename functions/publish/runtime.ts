@@ -7,6 +7,7 @@ import {
 import { createRecordSender } from '../adapters/kafka/record-sender.js';
 import { Deadline } from '../core/deadline.js';
 import { createPublisher } from '../core/publish.js';
+import { createSeqLeases } from '../core/seq-leases.js';
 import { topicAllowList } from '../core/topic-names.js';
 import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
@@ -42,7 +43,12 @@ async function build(config: PublishConfig) {
     ledger,
     keyed,
     // SDK retries off: the allocator retries under the allocation's name (no seqs burnt twice).
-    allocator: createSequenceAllocator(singleAttempt, config.tables.streams),
+    allocator: createSeqLeases(createSequenceAllocator(singleAttempt, config.tables.streams), {
+      horizonMs: config.seqLeaseMax > 0 ? config.auditHorizonSeconds * 1000 : 0,
+      maxLease: config.seqLeaseMax,
+      windowMs: 1000,
+    }),
+    auditHorizonMs: config.auditHorizonSeconds * 1000,
     allowTopic,
   });
   // Metadata of the allowed topics is loaded now, not on a request's send path (seed 001).

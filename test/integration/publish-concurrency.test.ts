@@ -11,6 +11,7 @@ import {
   reportLines,
 } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
+import { expectOneFateEach } from '../helpers/seq-fates.js';
 
 // Sequence numbers are dense per stream across containers: each module instance below is a
 // separate "container" with its own producer and session, as after separate cold starts.
@@ -31,9 +32,11 @@ describe('sequence numbers across handler instances', () => {
   it('gives 1,000 concurrent single-record requests over 4 instances seqs 1..1000, no gap, no repeat', async () => {
     // 1,000 requests at once from one test process queue up at the local DynamoDB emulator (one
     // Node process on two cores); in Lambda each container sends one request's calls at a time.
+    // The counter alone (no leases): each request allocates exactly its own seqs.
     await usePublishEnv({
       TALLY_MAX_CONCURRENT_REQUESTS: '1000',
       TALLY_DYNAMODB_TIMEOUT_MS: '30000',
+      TALLY_SEQ_LEASE_MAX: '0',
     });
     const topic = await createTopic(admin, 3);
     const apis = await instances(4);
@@ -62,6 +65,64 @@ describe('sequence numbers across handler instances', () => {
     const sessions = new Set(records.map((r) => headerText(r.headers, 'tally.session')));
     expect(sessions.size).toBe(4);
   }, 120_000);
+
+  it('with leases: 1,000 concurrent requests over 4 instances, no repeat, and every seq one fate after the audit', async () => {
+    const horizonSeconds = 12;
+    const env = await usePublishEnv({
+      TALLY_MAX_CONCURRENT_REQUESTS: '1000',
+      TALLY_DYNAMODB_TIMEOUT_MS: '30000',
+      TALLY_AUDIT_HORIZON_SECONDS: String(horizonSeconds),
+    });
+    const topic = await createTopic(admin, 3);
+    const apis = await instances(4);
+    // Each instance connected first (a cold connect on a loaded machine takes seconds).
+    for (const api of apis) {
+      const warm = await api.produce(produceEvent(topic, { value: { type: 'STRING', data: 'w' } }));
+      expect(warm.statusCode, warm.body).toBe(200);
+    }
+    const responses = [];
+    // Twenty waves of 50: each request gives itself 8 s, so a lease serves the requests of the
+    // next seconds (the horizon bounds how long leased seqs stay usable).
+    for (let wave = 0; wave < 20; wave++) {
+      responses.push(
+        ...(await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            (apis[i % 4] as (typeof apis)[number]).produce(
+              produceEvent(
+                topic,
+                {
+                  key: { type: 'STRING', data: `k${wave}-${i}` },
+                  value: { type: 'STRING', data: 'v' },
+                },
+                { 'Tally-Timeout-Ms': '8000' },
+              ),
+              lambdaContext(900_000),
+            ),
+          ),
+        )),
+      );
+    }
+    const seqs = responses.map((response) => {
+      expect(response.statusCode, response.body).toBe(200);
+      return reportLines(response)[0]?.seq as number;
+    });
+    const sent = Date.now();
+    expect(new Set(seqs).size).toBe(1000);
+    const records = await readBack(topic, 1004, 60_000);
+    const logged = records.map((r) => Number(headerText(r.headers, 'tally.seq')));
+    expect(new Set(logged).size).toBe(1004);
+    for (const seq of seqs) expect(logged).toContain(seq);
+
+    // Seqs leased and never used are holes: past the horizon the audit finds them absent from
+    // the log and records them VOID. Every seq up to the counter then has exactly one fate.
+    const waited = sent + (horizonSeconds + 1) * 1000 - Date.now();
+    if (waited > 0) await new Promise((resolve) => setTimeout(resolve, waited));
+    const { handler: auditTask } = await import('../../functions/audit/task-handler.js');
+    await auditTask({ topic }, lambdaContext(900_000));
+    const fates = await expectOneFateEach(String(env.DYNAMODB_ENDPOINT), topic);
+    expect(fates.filter((f) => f === 'ACKED')).toHaveLength(1004);
+    expect(fates.every((f) => f === 'ACKED' || f === 'VOID')).toBe(true);
+  }, 180_000);
 
   it('answers 429 with Retry-After when an instance is full, allocating no seqs for those', async () => {
     await usePublishEnv({ TALLY_MAX_CONCURRENT_REQUESTS: '2' });

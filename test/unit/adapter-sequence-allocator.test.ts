@@ -30,12 +30,18 @@ describe('createSequenceAllocator', () => {
   beforeEach(() => dynamo.reset());
 
   it('allocates in one conditional update naming the allocation', async () => {
-    dynamo.on(UpdateCommand).resolves({ Attributes: { lastSeq: 12 } });
-    expect(await allocator.allocate('s', 3, soon())).toBe(10);
+    dynamo.on(UpdateCommand).resolves({ Attributes: { lastSeq: 12, homeTopic: 'first' } });
+    const before = Date.now();
+    const allocation = await allocator.allocate('s', 3, 't', soon());
+    expect(allocation).toMatchObject({ firstSeq: 10, homeTopic: 'first' });
+    expect(allocation.allocatedAt).toBeGreaterThanOrEqual(before);
     const [call] = dynamo.commandCalls(UpdateCommand);
     expect(call?.args[0].input).toMatchObject({
       ConditionExpression: 'attribute_not_exists(allocation) OR allocation <> :id',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      // The stream's home topic is the first allocation's, never changed after.
+      UpdateExpression: expect.stringContaining('homeTopic = if_not_exists(homeTopic, :topic)'),
+      ExpressionAttributeValues: expect.objectContaining({ ':topic': 't' }),
     });
     expect(dynamo.calls()).toHaveLength(1);
   });
@@ -47,7 +53,7 @@ describe('createSequenceAllocator', () => {
       .callsFake((input) => {
         throw alreadyApplied(input.ExpressionAttributeValues[':id'], 12);
       });
-    expect(await allocator.allocate('s', 3, soon())).toBe(10);
+    expect((await allocator.allocate('s', 3, 't', soon())).firstSeq).toBe(10);
     expect(idOf(1)).toBe(idOf(0));
   });
 
@@ -57,7 +63,7 @@ describe('createSequenceAllocator', () => {
       .rejectsOnce(noAnswer())
       .rejects(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }));
     dynamo.on(GetCommand).callsFake(() => ({ Item: { allocation: idOf(0), lastSeq: 5 } }));
-    expect(await allocator.allocate('s', 1, soon())).toBe(5);
+    expect((await allocator.allocate('s', 1, 't', soon())).firstSeq).toBe(5);
   });
 
   it('applies again when another allocation came in between (the audit voids the lost block)', async () => {
@@ -66,12 +72,14 @@ describe('createSequenceAllocator', () => {
       .rejectsOnce(noAnswer())
       .rejectsOnce(alreadyApplied('someone-else', 9))
       .resolves({ Attributes: { lastSeq: 11 } });
-    expect(await allocator.allocate('s', 2, soon())).toBe(10);
+    expect((await allocator.allocate('s', 2, 't', soon())).firstSeq).toBe(10);
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(3);
   });
 
   it('sends nothing once the deadline has passed: 503, nothing allocated', async () => {
-    await expect(allocator.allocate('s', 1, new Deadline(Date.now() - 1))).rejects.toMatchObject({
+    await expect(
+      allocator.allocate('s', 1, 't', new Deadline(Date.now() - 1)),
+    ).rejects.toMatchObject({
       name: 'DependencyUnavailableError',
       message: expect.stringContaining('request deadline'),
     });
@@ -85,7 +93,7 @@ describe('createSequenceAllocator', () => {
         $metadata: { httpStatusCode: 400 },
       }),
     );
-    await expect(allocator.allocate('s', 1, soon())).rejects.toMatchObject({
+    await expect(allocator.allocate('s', 1, 't', soon())).rejects.toMatchObject({
       name: 'DependencyUnavailableError',
     });
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);

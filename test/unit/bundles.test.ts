@@ -27,6 +27,7 @@ const MAX_BUNDLE_BYTES = 400 * 1024;
 const RUNTIME_SDK = new Set([
   '@aws-sdk/client-dynamodb',
   '@aws-sdk/lib-dynamodb',
+  '@aws-sdk/util-dynamodb',
   '@aws-sdk/client-kafka',
   '@aws-sdk/client-sfn',
   '@aws-sdk/client-secrets-manager',

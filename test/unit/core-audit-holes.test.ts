@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type SeqFatePorts, SeqFates } from '../../functions/core/audit-holes.js';
+import { type SeenInLog, type SeqFatePorts, SeqFates } from '../../functions/core/audit-holes.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import type { LedgerBlock } from '../../functions/core/publish-ports.js';
 
@@ -24,11 +24,20 @@ function block(firstSeq: number, count: number, writtenAt = OLD, topic = 'orders
   };
 }
 
-function ports(lastSeq: number, updatedAt: number, taken: readonly number[] = []) {
+function ports(
+  lastSeq: number,
+  updatedAt: number,
+  taken: readonly number[] = [],
+  homeTopic?: string,
+) {
   const voids: number[] = [];
+  const found: number[] = [];
   const starts = new Set(taken);
   const fake: SeqFatePorts = {
-    counter: { read: async () => (lastSeq === 0 ? undefined : { lastSeq, updatedAt }) },
+    counter: {
+      read: async () =>
+        lastSeq === 0 ? undefined : { lastSeq, updatedAt, ...(homeTopic && { homeTopic }) },
+    },
     ledger: {
       async void(b) {
         expect(b.outcomes).toEqual([{ status: 'VOID', message: expect.any(String) }]);
@@ -37,13 +46,26 @@ function ports(lastSeq: number, updatedAt: number, taken: readonly number[] = []
         voids.push(b.firstSeq);
         return true;
       },
+      async fill(b) {
+        expect(b.outcomes).toEqual([{ status: 'UNKNOWN', message: expect.any(String) }]);
+        if (starts.has(b.firstSeq)) return false;
+        starts.add(b.firstSeq);
+        found.push(b.firstSeq);
+        return true;
+      },
     },
   };
-  return { fake, voids };
+  return { fake, voids, found };
 }
 
-async function settle(fates: SeqFates, p: SeqFatePorts) {
-  return (await fates.settle(p, 'orders', ['s'])).get('s');
+/** The log as the audit read it: `inLog` seqs seen, `folded` ones it can no longer tell. */
+const logOf = (inLog: readonly number[] = [], complete = true, folded = 0): SeenInLog => ({
+  complete,
+  seen: (_stream, seq) => (seq <= folded ? undefined : inLog.includes(seq)),
+});
+
+async function settle(fates: SeqFates, p: SeqFatePorts, log: SeenInLog = logOf()) {
+  return (await fates.settle(p, 'orders', ['s'], log)).get('s');
 }
 
 describe('SeqFates', () => {
@@ -109,6 +131,58 @@ describe('SeqFates', () => {
       next.addBlock({ ...block(seq, 1), outcomes: [{ status: 'VOID', message: 'run 1' }] });
     }
     expect(await settle(next, fake)).toMatchObject({ void: 5, voidedNow: 2, unrecorded: [] });
+  });
+
+  it('records a hole it finds in the log UNKNOWN (a record sent before any ledger write), not VOID', async () => {
+    const fates = new SeqFates(HORIZON_AT);
+    fates.addBlock(block(1, 1));
+    const { fake, voids, found } = ports(5, OLD, [], 'orders');
+    expect(await settle(fates, fake, logOf([3, 5]))).toEqual({
+      allocated: 5,
+      void: 2,
+      voidedNow: 2,
+      foundNow: 2,
+      unrecorded: [],
+    });
+    expect(found).toEqual([3, 5]);
+    expect(voids).toEqual([2, 4]);
+  });
+
+  it('voids nothing it has not seen while the log was not read to its end; found ones it records', async () => {
+    const fates = new SeqFates(HORIZON_AT);
+    const { fake, voids, found } = ports(3, OLD);
+    expect(await settle(fates, fake, logOf([2], false))).toMatchObject({
+      voidedNow: 0,
+      foundNow: 1,
+      unrecorded: [
+        [1, 1],
+        [3, 3],
+      ],
+    });
+    expect(found).toEqual([2]);
+    expect(voids).toEqual([]);
+  });
+
+  it('leaves holes below the folded floor alone (it can no longer say whether they landed)', async () => {
+    const fates = new SeqFates(HORIZON_AT);
+    const { fake, voids } = ports(4, OLD);
+    expect(await settle(fates, fake, logOf([], true, 2))).toMatchObject({
+      voidedNow: 2,
+      unrecorded: [[1, 2]],
+    });
+    expect(voids).toEqual([3, 4]);
+  });
+
+  it("leaves a stream's holes to the audit of its home topic, the one that can find them sent", async () => {
+    const fates = new SeqFates(HORIZON_AT);
+    const elsewhere = ports(3, OLD, [], 'payments');
+    expect(await settle(fates, elsewhere.fake)).toMatchObject({
+      voidedNow: 0,
+      unrecorded: [[1, 3]],
+    });
+    expect(elsewhere.voids).toEqual([]);
+    const home = ports(3, OLD, [], 'orders');
+    expect(await settle(new SeqFates(HORIZON_AT), home.fake)).toMatchObject({ voidedNow: 3 });
   });
 
   it('reports a stream that never allocated as 0 allocated, nothing to void', async () => {

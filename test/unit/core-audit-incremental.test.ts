@@ -195,6 +195,11 @@ class World {
             this.#put(block);
             return true;
           },
+          fill: async (block) => {
+            if (this.blocks.get(block.stream)?.has(block.firstSeq)) return false;
+            this.#put(block);
+            return true;
+          },
         },
       },
     };

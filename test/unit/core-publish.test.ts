@@ -20,6 +20,7 @@ import {
 } from '../../functions/core/publish.js';
 import { checkTopic, fingerprint } from '../../functions/core/publish-plan.js';
 import type {
+  Allocation,
   KeyedPublish,
   KeyedPublishes,
   Ledger,
@@ -31,6 +32,7 @@ import type {
   TopicDescription,
 } from '../../functions/core/publish-ports.js';
 import type { RecordInput } from '../../functions/core/record-input.js';
+import { createSeqLeases } from '../../functions/core/seq-leases.js';
 import { topicAllowList } from '../../functions/core/topic-names.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -52,12 +54,19 @@ class FakeAllocator implements SequenceAllocator {
   readonly counters = new Map<string, number>();
   readonly calls: Array<{ stream: string; count: number }> = [];
   constructor(private readonly dynamo: DynamoCalls = []) {}
-  async allocate(stream: string, count: number, _deadline?: Deadline): Promise<number> {
+  readonly homes = new Map<string, string>();
+  async allocate(
+    stream: string,
+    count: number,
+    topic: string,
+    _deadline?: Deadline,
+  ): Promise<Allocation> {
     this.dynamo.push('allocate');
     this.calls.push({ stream, count });
     const last = this.counters.get(stream) ?? 0;
     this.counters.set(stream, last + count);
-    return last + 1;
+    if (!this.homes.has(stream)) this.homes.set(stream, topic);
+    return { firstSeq: last + 1, homeTopic: this.homes.get(stream), allocatedAt: Date.now() };
   }
 }
 
@@ -99,6 +108,13 @@ class FakeLedger implements Ledger {
 
   async void(block: LedgerBlock): Promise<boolean> {
     this.dynamo.push('ledger.void');
+    if (this.blocks.has(`${block.stream}/${block.firstSeq}`)) return false;
+    await this.store(block);
+    return true;
+  }
+
+  async fill(block: LedgerBlock): Promise<boolean> {
+    this.dynamo.push('ledger.fill');
     if (this.blocks.has(`${block.stream}/${block.firstSeq}`)) return false;
     await this.store(block);
     return true;
@@ -230,7 +246,11 @@ const TOPICS: Record<string, TopicDescription> = {
   wide: { partitions: 12, maxMessageBytes: 1_000_000 },
 };
 
-function setup(allow: readonly string[] = []) {
+/**
+ * `auditHorizonMs` 0: every block is opened before its send (the write-ahead path). `leased`:
+ * the allocator leases seqs, as the publish runtime's does.
+ */
+function setup(allow: readonly string[] = [], auditHorizonMs = 0, leased = false) {
   const events: string[] = [];
   const catalog = new FakeCatalog(TOPICS);
   const dynamo: DynamoCalls = [];
@@ -241,9 +261,12 @@ function setup(allow: readonly string[] = []) {
   const publisher = createPublisher({
     catalog,
     sender,
-    allocator,
+    allocator: leased
+      ? createSeqLeases(allocator, { horizonMs: auditHorizonMs, maxLease: 100, windowMs: 1000 })
+      : allocator,
     ledger,
     keyed,
+    auditHorizonMs,
     allowTopic: topicAllowList(allow),
   });
   return { events, dynamo, catalog, allocator, ledger, keyed, sender, publisher };
@@ -722,9 +745,9 @@ describe('publish: ledger', () => {
     const { publisher, allocator, sender } = setup();
     const seen: Record<string, Deadline> = {};
     const allocate = allocator.allocate.bind(allocator);
-    allocator.allocate = async (stream, count, deadline) => {
+    allocator.allocate = async (stream, count, topic, deadline) => {
       seen.allocate = deadline as Deadline;
-      return allocate(stream, count, deadline);
+      return allocate(stream, count, topic, deadline);
     };
     const send = sender.send.bind(sender);
     sender.send = async (topic, records, deadline?: Deadline) => {
@@ -886,7 +909,66 @@ describe('publish: Idempotency-Key', () => {
   });
 });
 
-describe('publish: DynamoDB calls per request (one item per Idempotency-Key)', () => {
+describe('publish: the fast path (a request ending within the audit horizon of its seqs)', () => {
+  const seqsOf = (result: PublishResult) => ({
+    answer: result.results.map((r) => (r.kind === 'published' ? r.seq : 0)),
+    settled: isSettledResult(result),
+  });
+
+  it('no key: allocate, [send], outcomes — no block opened before the send', async () => {
+    const { publisher, dynamo, events } = setup([], 60_000);
+    const result = await publisher.publish(request([rec()]));
+    expect(publishedAt(result, 0).outcome.status).toBe('ACKED');
+    expect(dynamo).toEqual(['allocate', 'ledger.write']);
+    expect(events.indexOf('sender.send')).toBeLessThan(
+      events.findIndex((e) => e.startsWith('ledger')),
+    );
+  });
+
+  it('opens the block first when the deadline reaches past the horizon, or for another topic', async () => {
+    const late = setup([], 5_000);
+    await late.publisher.publish(request([rec()])); // its deadline is 10 s away
+    expect(late.dynamo).toEqual(['allocate', 'ledger.open', 'ledger.write']);
+    const other = setup([], 60_000);
+    await other.publisher.publish(request([rec()], { topic: 'single' }));
+    other.dynamo.length = 0;
+    // The stream's home is `single` (its first allocation's): another topic waits for the block.
+    await other.publisher.publish(request([rec()], { topic: 'orders' }));
+    expect(other.dynamo).toEqual(['allocate', 'ledger.open', 'ledger.write']);
+  });
+
+  it('key, seqs leased: the claim is the one call before the send, and a replay is answered from the refused claim', async () => {
+    const { publisher, dynamo, sender } = setup([], 60_000, true);
+    for (let i = 0; i < 5; i++) await publisher.publish(request([rec()])); // a lease with seqs left
+    dynamo.length = 0;
+    const req = request([rec()], { idempotencyKey: 'k' });
+    const first = await publisher.publishAnswered(req, seqsOf);
+    expect(dynamo).toEqual(['key.claim', 'ledger.write', 'key.answer']);
+    dynamo.length = 0;
+    const sent = sender.calls.length;
+    const again = await publisher.publishAnswered(req, seqsOf);
+    expect(again).toEqual({ answer: first.answer, replayed: true, warnings: [] });
+    expect(dynamo).toEqual(['key.claim']);
+    expect(sender.calls).toHaveLength(sent);
+    // The seqs the refused claim took go to the next request: no hole.
+    const next = await publisher.publish(request([rec()]));
+    expect(publishedAt(next, 0).seq).toBe(((first.answer as number[])[0] as number) + 1);
+  });
+
+  it('key used for another request, seqs leased: 422, nothing sent', async () => {
+    const { publisher, sender } = setup([], 60_000, true);
+    for (let i = 0; i < 5; i++) await publisher.publish(request([rec()])); // a lease with seqs left
+    await publisher.publish(request([rec({ value: 'a' })], { idempotencyKey: 'k' }));
+    const sent = sender.calls.length;
+    const error = await rejection(
+      publisher.publish(request([rec({ value: 'b' })], { idempotencyKey: 'k' })),
+    );
+    expect(error).toMatchObject({ name: 'UnprocessableInputError', field: 'Idempotency-Key' });
+    expect(sender.calls).toHaveLength(sent);
+  });
+});
+
+describe('publish: DynamoDB calls per request, write-ahead path (one item per Idempotency-Key)', () => {
   /** A transport's shape: the answer is the result's seqs; settled when all are final. */
   const seqsOf = (result: PublishResult) => ({
     answer: result.results.map((r) => (r.kind === 'published' ? r.seq : 0)),

@@ -103,6 +103,7 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
     },
 
     void: (block, deadline) => put(block, deadline, 'attribute_not_exists(#seq)'),
+    fill: (block, deadline) => put(block, deadline, 'attribute_not_exists(#seq)'),
 
     async find(stream, seq, deadline) {
       let items: Record<string, unknown>[] | undefined;

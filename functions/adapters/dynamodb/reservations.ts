@@ -6,6 +6,7 @@ import {
   PutCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Deadline } from '../../core/deadline.js';
 import type { KeyedPublish, KeyedPublishes } from '../../core/publish-ports.js';
 import { dynamoDbUnavailable, within } from './client.js';
@@ -90,6 +91,9 @@ export function createKeyedPublishes(
               expiresAt: Math.floor(Date.now() / 1000) + ttlSeconds,
             },
             ConditionExpression: 'attribute_not_exists(idempotencyKey)',
+            // DynamoDB sends the item that is there with the refusal: a replay that claims
+            // first needs no second round trip (dynalite sends none: it is read then).
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
           within(deadline),
         );
@@ -97,6 +101,10 @@ export function createKeyedPublishes(
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) {
           throw unavailable('storing the reservation of', error);
+        }
+        if (error.Item !== undefined) {
+          const sent = toKeyed(unmarshall(error.Item));
+          if (sent !== undefined) return sent;
         }
       }
       const winner = await get(item.idempotencyKey, deadline);

@@ -37,8 +37,10 @@ export function createSequenceAllocator(
   tableName: string,
 ): SequenceAllocator {
   return {
-    async allocate(stream, count, deadline) {
+    async allocate(stream, count, topic, deadline) {
       const id = randomUUID();
+      // Before the call: the counter's time for these seqs is no earlier than this.
+      const allocatedAt = Date.now();
       let lastError: unknown;
       for (let attempt = 1; attempt <= ATTEMPTS && !deadline.expired(); attempt++) {
         try {
@@ -46,27 +48,43 @@ export function createSequenceAllocator(
             new UpdateCommand({
               TableName: tableName,
               Key: { stream },
-              UpdateExpression: 'ADD lastSeq :count SET allocation = :id, updatedAt = :now',
+              UpdateExpression:
+                'ADD lastSeq :count SET allocation = :id, updatedAt = :now, homeTopic = if_not_exists(homeTopic, :topic)',
               ConditionExpression: 'attribute_not_exists(allocation) OR allocation <> :id',
               ExpressionAttributeValues: {
                 ':count': count,
                 ':id': id,
-                ':now': new Date().toISOString(),
+                ':now': new Date(allocatedAt).toISOString(),
+                ':topic': topic,
               },
               ReturnValues: 'UPDATED_NEW',
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             }),
             within(deadline),
           );
-          return firstOf(stream, Attributes?.lastSeq, count);
+          return {
+            firstSeq: firstOf(stream, Attributes?.lastSeq, count),
+            homeTopic: textOf(Attributes?.homeTopic),
+            allocatedAt,
+          };
         } catch (error) {
           if (error instanceof ConditionalCheckFailedException) {
             // An earlier attempt of this very allocation was applied. ALL_OLD comes marshalled.
             const old = error.Item
-              ? { allocation: error.Item.allocation?.S, lastSeq: Number(error.Item.lastSeq?.N) }
+              ? {
+                  allocation: error.Item.allocation?.S,
+                  lastSeq: Number(error.Item.lastSeq?.N),
+                  homeTopic: error.Item.homeTopic?.S,
+                }
               : // DynamoDB APIs without ALL_OLD on a failed condition (dynalite): read it.
                 await counterItem(client, tableName, stream, deadline).catch(() => undefined);
-            if (old?.allocation === id) return firstOf(stream, old.lastSeq, count);
+            if (old?.allocation === id) {
+              return {
+                firstSeq: firstOf(stream, old.lastSeq, count),
+                homeTopic: textOf(old.homeTopic),
+                allocatedAt,
+              };
+            }
             // Moved on since: that attempt's seqs are spent (the audit voids them); apply again.
             lastError = error;
             continue;
@@ -85,6 +103,8 @@ export function createSequenceAllocator(
     },
   };
 }
+
+const textOf = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
 function firstOf(stream: string, last: unknown, count: number): number {
   if (typeof last !== 'number' || !Number.isSafeInteger(last)) {
@@ -121,7 +141,8 @@ export function createStreamCounter(
       }
       if (typeof item?.lastSeq !== 'number') return undefined;
       const updatedAt = typeof item.updatedAt === 'string' ? Date.parse(item.updatedAt) : 0;
-      return { lastSeq: item.lastSeq, updatedAt };
+      const homeTopic = textOf(item.homeTopic);
+      return { lastSeq: item.lastSeq, updatedAt, ...(homeTopic !== undefined && { homeTopic }) };
     },
   };
 }
