@@ -125,6 +125,16 @@ export class DependencyFailedError extends TallyError {
   readonly retriable = true;
 }
 
+/**
+ * A dependency answered, and refused the call in a way a retry does not change (a DynamoDB
+ * ValidationException: an item over 400 KB, a malformed key). A fault on Tally's side (500).
+ */
+export class DependencyRefusedError extends TallyError {
+  readonly code = 'DEPENDENCY_REFUSED';
+  readonly status = 500;
+  readonly retriable = false;
+}
+
 /** Configuration that cannot work; thrown at cold start so the function fails loudly. */
 export class ConfigurationError extends TallyError {
   readonly code = 'CONFIGURATION';

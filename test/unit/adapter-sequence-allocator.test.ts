@@ -93,8 +93,10 @@ describe('createSequenceAllocator', () => {
         $metadata: { httpStatusCode: 400 },
       }),
     );
+    // DynamoDB answered: a refusal, not an outage (500, not retriable).
     await expect(allocator.allocate('s', 1, 't', soon())).rejects.toMatchObject({
-      name: 'DependencyUnavailableError',
+      name: 'DependencyRefusedError',
+      retriable: false,
     });
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
   });

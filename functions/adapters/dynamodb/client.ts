@@ -1,7 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Deadline } from '../../core/deadline.js';
-import { DependencyUnavailableError } from '../../core/errors.js';
+import {
+  ConfigurationError,
+  DependencyRefusedError,
+  DependencyUnavailableError,
+} from '../../core/errors.js';
 
 export interface DynamoDbOptions {
   /** A local DynamoDB API (dynalite, DynamoDB Local) instead of AWS. */
@@ -69,17 +73,41 @@ export function isDeadlineAbort(error: unknown): boolean {
   return false;
 }
 
+/** DynamoDB's answers that mean "not now": retried later, they may pass. */
+const THROTTLED = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+]);
+/** Refusals that mean the table is not there or not ours to use: the deployment is wrong. */
+const MISCONFIGURED = new Set([
+  'ResourceNotFoundException',
+  'AccessDeniedException',
+  'UnrecognizedClientException',
+]);
+
 /**
  * Translates an SDK failure into ours, saying what was being done; the SDK's own message stays
- * in `cause` (logged, not sent to callers).
+ * in `cause` (logged, not sent to callers). No answer or a throttle: 503, retriable. A refusal
+ * (4xx) a retry would repeat: 500, not retriable — a missing table or permission says so
+ * (ConfigurationError), anything else (an item over 400 KB) is Tally's fault.
  */
-export function dynamoDbUnavailable(doing: string, error: unknown): DependencyUnavailableError {
-  const detail = isDeadlineAbort(error)
-    ? 'no answer before the request deadline'
-    : error instanceof Error
-      ? error.name
-      : 'unknown error';
-  return new DependencyUnavailableError(`DynamoDB did not answer while ${doing} (${detail})`, {
+export function dynamoDbUnavailable(
+  doing: string,
+  error: unknown,
+): DependencyUnavailableError | DependencyRefusedError | ConfigurationError {
+  const name = error instanceof Error ? error.name : 'unknown error';
+  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata
+    ?.httpStatusCode;
+  const refused = status !== undefined && status >= 400 && status < 500 && !THROTTLED.has(name);
+  if (refused && !isDeadlineAbort(error)) {
+    const Refusal = MISCONFIGURED.has(name) ? ConfigurationError : DependencyRefusedError;
+    return new Refusal(`DynamoDB refused ${doing} (${name})`, { cause: error });
+  }
+  const detail = isDeadlineAbort(error) ? 'no answer before the request deadline' : name;
+  const what = THROTTLED.has(name) ? 'throttled' : 'did not answer while';
+  return new DependencyUnavailableError(`DynamoDB ${what} ${doing} (${detail})`, {
     cause: error,
     retryAfterSeconds: 1,
   });
