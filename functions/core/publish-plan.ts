@@ -10,7 +10,7 @@ import type { RecordOutcome } from './outcomes.js';
 import type { PublishRequest } from './publish.js';
 import type { OutgoingRecord, TopicDescription } from './publish-ports.js';
 import type { RecordInput } from './record-input.js';
-import { bodyBytes, headerBytes, singleRecordBatchOf } from './record-size.js';
+import { bodyBytes, headerBytes, headerNameBytes, singleRecordBatchOf } from './record-size.js';
 import { isInternalTopic, topicNameProblem } from './topic-names.js';
 
 // Planning a publish: which topics and records are acceptable, where each record goes, what it
@@ -76,9 +76,9 @@ export function checkRecord(
   }
   // Sized as it will be sent alone: stamped (the widest seq, a session id of the most bytes)
   // and in a record batch of its own. The sender never puts it with others if that would not fit.
-  let headersBytes = stampBytes(request);
+  let headersBytes = stampBytesOf(request);
   for (const { name, value } of record.headers) {
-    headersBytes += headerBytes(Buffer.byteLength(name), value.length);
+    headersBytes += headerBytes(headerNameBytes(name), value.length);
   }
   const stamped = request.idempotencyKey === undefined ? 3 : 4;
   const size = singleRecordBatchOf(
@@ -129,6 +129,18 @@ export function choosePartition(record: RecordInput, topic: TopicDescription, se
 
 /** What of a request is stamped on each of its records. */
 export type StampSource = Pick<PublishRequest, 'stream' | 'idempotencyKey'>;
+
+/** `stampBytes` of each request, measured once for all its records. */
+const stampSizes = new WeakMap<StampSource, number>();
+
+function stampBytesOf(request: StampSource): number {
+  let bytes = stampSizes.get(request);
+  if (bytes === undefined) {
+    bytes = stampBytes(request);
+    stampSizes.set(request, bytes);
+  }
+  return bytes;
+}
 
 /**
  * The bytes of Tally's headers at their widest: the seq of the most digits and a session id of
