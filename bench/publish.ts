@@ -386,11 +386,27 @@ try {
   cleanups.push(() => admin.disconnect());
   const topic = async (purpose: string) => {
     const name = `bench-${purpose}-${runId}`;
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [{ topic: name, numPartitions: PARTITIONS }],
-    });
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic: name, numPartitions: PARTITIONS }],
+      });
+    } catch (error) {
+      // On a loaded machine kafkajs's wait for leaders can give up (UNKNOWN_TOPIC_OR_PARTITION)
+      // while the topic is still being created: wait for its leaders here, up to 60 s.
+      if (!(error as { retriable?: boolean }).retriable) throw error;
+      await leadersOf(name, error);
+    }
     return name;
+  };
+  const leadersOf = async (name: string, cause: unknown) => {
+    for (const until = Date.now() + 60_000; Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const found = await admin.fetchTopicMetadata({ topics: [name] }).catch(() => undefined);
+      const partitions = found?.topics[0]?.partitions ?? [];
+      if (partitions.length === PARTITIONS && partitions.every((p) => p.leader >= 0)) return;
+    }
+    throw cause;
   };
 
   // Configuration is read when the modules load, as in Lambda: environment first.
