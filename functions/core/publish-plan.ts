@@ -98,24 +98,39 @@ export function checkRecord(
   return record;
 }
 
-/** Identifies a request's content, so an Idempotency-Key cannot be reused for other records. */
+/**
+ * Identifies a request's content, so an Idempotency-Key cannot be reused for other records: the
+ * sha256 of the request's topic and stream, then of each record as the JSON text of
+ * `[partition, key type, key base64, value type, value base64, [[name, base64]...], timestamp]`
+ * (nulls for what is absent). Keys store it, so the text must stay exactly that: each record's is
+ * written directly (base64 needs no escaping) instead of building the array for JSON.stringify,
+ * which makes the same text (a unit test holds them equal).
+ */
 export function fingerprint(request: PublishRequest): string {
   const hash = createHash('sha256').update(JSON.stringify([request.topic, request.stream]));
   for (const record of request.records) {
     if (!('headers' in record)) continue;
+    const headers =
+      record.headers.length === 0
+        ? '[]'
+        : JSON.stringify(record.headers.map((h) => [h.name, h.value?.toString('base64') ?? null]));
     hash.update(
-      JSON.stringify([
-        record.partition ?? null,
-        record.key?.type ?? null,
-        record.key?.bytes?.toString('base64') ?? null,
-        record.value?.type ?? null,
-        record.value?.bytes?.toString('base64') ?? null,
-        record.headers.map((h) => [h.name, h.value?.toString('base64') ?? null]),
-        record.timestamp ?? null,
-      ]),
+      `[${jsonNumber(record.partition)},${dataJson(record.key)},${dataJson(record.value)},${headers},${jsonNumber(record.timestamp)}]`,
     );
   }
   return hash.digest('base64url');
+}
+
+/** A number (or its absence) as JSON.stringify writes it in an array. */
+function jsonNumber(n: number | undefined): string {
+  return n !== undefined && Number.isFinite(n) ? String(n) : 'null';
+}
+
+/** A key or value as `type,base64` of the fingerprint's JSON text (`null,null` when absent). */
+function dataJson(data: RecordInput['key']): string {
+  if (data === undefined) return 'null,null';
+  const type = data.type === undefined || data.type === null ? 'null' : JSON.stringify(data.type);
+  return `${type},${data.bytes ? `"${data.bytes.toString('base64')}"` : 'null'}`;
 }
 
 export function choosePartition(record: RecordInput, topic: TopicDescription, seq: number): number {
