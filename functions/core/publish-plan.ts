@@ -10,7 +10,7 @@ import type { RecordOutcome } from './outcomes.js';
 import type { PublishRequest } from './publish.js';
 import type { OutgoingRecord, TopicDescription } from './publish-ports.js';
 import type { RecordInput } from './record-input.js';
-import { bodyBytes, headerBytes, singleRecordBatchOf } from './record-size.js';
+import { bodyBytes, headerBytes, headerNameBytes, singleRecordBatchOf } from './record-size.js';
 import { isInternalTopic, topicNameProblem } from './topic-names.js';
 
 // Planning a publish: which topics and records are acceptable, where each record goes, what it
@@ -76,9 +76,9 @@ export function checkRecord(
   }
   // Sized as it will be sent alone: stamped (the widest seq, a session id of the most bytes)
   // and in a record batch of its own. The sender never puts it with others if that would not fit.
-  let headersBytes = stampBytes(request);
+  let headersBytes = stampBytesOf(request);
   for (const { name, value } of record.headers) {
-    headersBytes += headerBytes(Buffer.byteLength(name), value.length);
+    headersBytes += headerBytes(headerNameBytes(name), value.length);
   }
   const stamped = request.idempotencyKey === undefined ? 3 : 4;
   const size = singleRecordBatchOf(
@@ -98,24 +98,39 @@ export function checkRecord(
   return record;
 }
 
-/** Identifies a request's content, so an Idempotency-Key cannot be reused for other records. */
+/**
+ * Identifies a request's content, so an Idempotency-Key cannot be reused for other records: the
+ * sha256 of the request's topic and stream, then of each record as the JSON text of
+ * `[partition, key type, key base64, value type, value base64, [[name, base64]...], timestamp]`
+ * (nulls for what is absent). Keys store it, so the text must stay exactly that: each record's is
+ * written directly (base64 needs no escaping) instead of building the array for JSON.stringify,
+ * which makes the same text (a unit test holds them equal).
+ */
 export function fingerprint(request: PublishRequest): string {
   const hash = createHash('sha256').update(JSON.stringify([request.topic, request.stream]));
   for (const record of request.records) {
     if (!('headers' in record)) continue;
+    const headers =
+      record.headers.length === 0
+        ? '[]'
+        : JSON.stringify(record.headers.map((h) => [h.name, h.value?.toString('base64') ?? null]));
     hash.update(
-      JSON.stringify([
-        record.partition ?? null,
-        record.key?.type ?? null,
-        record.key?.bytes?.toString('base64') ?? null,
-        record.value?.type ?? null,
-        record.value?.bytes?.toString('base64') ?? null,
-        record.headers.map((h) => [h.name, h.value?.toString('base64') ?? null]),
-        record.timestamp ?? null,
-      ]),
+      `[${jsonNumber(record.partition)},${dataJson(record.key)},${dataJson(record.value)},${headers},${jsonNumber(record.timestamp)}]`,
     );
   }
   return hash.digest('base64url');
+}
+
+/** A number (or its absence) as JSON.stringify writes it in an array. */
+function jsonNumber(n: number | undefined): string {
+  return n !== undefined && Number.isFinite(n) ? String(n) : 'null';
+}
+
+/** A key or value as `type,base64` of the fingerprint's JSON text (`null,null` when absent). */
+function dataJson(data: RecordInput['key']): string {
+  if (data === undefined) return 'null,null';
+  const type = data.type === undefined || data.type === null ? 'null' : JSON.stringify(data.type);
+  return `${type},${data.bytes ? `"${data.bytes.toString('base64')}"` : 'null'}`;
 }
 
 export function choosePartition(record: RecordInput, topic: TopicDescription, seq: number): number {
@@ -129,6 +144,18 @@ export function choosePartition(record: RecordInput, topic: TopicDescription, se
 
 /** What of a request is stamped on each of its records. */
 export type StampSource = Pick<PublishRequest, 'stream' | 'idempotencyKey'>;
+
+/** `stampBytes` of each request, measured once for all its records. */
+const stampSizes = new WeakMap<StampSource, number>();
+
+function stampBytesOf(request: StampSource): number {
+  let bytes = stampSizes.get(request);
+  if (bytes === undefined) {
+    bytes = stampBytes(request);
+    stampSizes.set(request, bytes);
+  }
+  return bytes;
+}
 
 /**
  * The bytes of Tally's headers at their widest: the seq of the most digits and a session id of

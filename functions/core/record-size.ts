@@ -31,6 +31,20 @@ export function varintBytes(value: number): number {
 const lengthPrefixed = (data: Buffer | null) =>
   data === null ? varintBytes(-1) : varintBytes(data.length) + data.length;
 
+/** Header names repeat on every record (Tally's four, a client's few): their sizes, cached. */
+const nameSizes = new Map<string, number>();
+
+/** A header name's UTF-8 bytes, measured once per name (a few hundred names at most). */
+export function headerNameBytes(name: string): number {
+  let bytes = nameSizes.get(name);
+  if (bytes === undefined) {
+    if (nameSizes.size >= 256) nameSizes.clear();
+    bytes = Buffer.byteLength(name);
+    nameSizes.set(name, bytes);
+  }
+  return bytes;
+}
+
 /** One header as written: its name and its value, each after its varint length. */
 export function headerBytes(nameBytes: number, valueBytes: number): number {
   return varintBytes(nameBytes) + nameBytes + varintBytes(valueBytes) + valueBytes;
@@ -67,7 +81,7 @@ export function recordBodyBytesOf(
   let count = 0;
   for (const name in headers) {
     const values = headers[name] as Buffer | readonly Buffer[];
-    const nameBytes = Buffer.byteLength(name);
+    const nameBytes = headerNameBytes(name);
     if (Buffer.isBuffer(values)) {
       bytes += headerBytes(nameBytes, values.length);
       count++;

@@ -1,11 +1,17 @@
+import fc from 'fast-check';
 import type { Kafka, ProducerBatch, ProducerConfig, ProducerRecord, RecordMetadata } from 'kafkajs';
 import { KafkaJSProtocolError } from 'kafkajs';
 import { describe, expect, it, vi } from 'vitest';
-import { createRecordSender, offsetsOf } from '../../functions/adapters/kafka/record-sender.js';
+import {
+  createRecordSender,
+  offsetsOf,
+  withSession,
+} from '../../functions/adapters/kafka/record-sender.js';
 import { Deadline } from '../../functions/core/deadline.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import { SESSION_ID_MAX_BYTES } from '../../functions/core/publish-plan.js';
 import type { OutgoingRecord } from '../../functions/core/publish-ports.js';
+import { bodyBytes, recordBodyBytesOf } from '../../functions/core/record-size.js';
 
 // ---------------------------------------------------------------------------------------------
 // A fake kafkajs client: every producer() call makes a FakeProducer whose behaviour the test sets.
@@ -648,5 +654,51 @@ describe('offsetsOf', () => {
       'ACKED',
       'UNKNOWN',
     ]);
+  });
+});
+
+describe('withSession', () => {
+  const bytes = fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b));
+  const name = fc.oneof(
+    fc.string({ minLength: 1, maxLength: 12, unit: 'grapheme' }),
+    fc.constantFrom('__proto__', 'constructor', 'toString', 'tally.session', 'tally.seq', '0', '7'),
+  );
+  /** Headers as stamp makes them: own data properties (__proto__ included), Buffer or Buffer[]. */
+  const headers = fc
+    .array(fc.tuple(name, fc.oneof(bytes, fc.array(bytes, { minLength: 1, maxLength: 3 }))), {
+      maxLength: 6,
+    })
+    .map((entries) => {
+      const made: Record<string, Buffer | Buffer[]> = {};
+      for (const [key, value] of entries) {
+        Object.defineProperty(made, key, {
+          value,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return made;
+    });
+
+  it('copies like {...headers, tally.session} and sizes like recordBodyBytesOf', () => {
+    fc.assert(
+      fc.property(headers, bytes, (given, session) => {
+        const size = { count: -1, bytes: -1 };
+        const copy = withSession(given, session, size);
+        const spread = { ...given, 'tally.session': session };
+        expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+        expect(Object.keys(copy)).toEqual(Object.keys(spread));
+        for (const key of Object.keys(spread)) {
+          expect(Object.getOwnPropertyDescriptor(copy, key)?.value).toBe(
+            Object.getOwnPropertyDescriptor(spread, key)?.value,
+          );
+        }
+        const key = Buffer.from('k');
+        expect(bodyBytes(key, null, size.count, size.bytes)).toBe(
+          recordBodyBytesOf(key, null, spread),
+        );
+      }),
+    );
   });
 });

@@ -1,9 +1,12 @@
 import { Buffer } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PayloadTooLargeError } from '../../functions/core/errors.js';
+import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/errors.js';
+import type { PublishRequest } from '../../functions/core/publish.js';
 import {
   checkRecord,
+  fingerprint,
   SESSION_ID_MAX_BYTES,
   type StampSource,
   stamp,
@@ -141,6 +144,52 @@ describe('checkRecord', () => {
         expect(refused).toBeInstanceOf(PayloadTooLargeError);
         expect((refused as PayloadTooLargeError).message).toContain(`${widest} bytes`);
       }),
+    );
+  });
+});
+
+describe('fingerprint', () => {
+  /** The fingerprint as it was first written (stored in keys' items): one JSON.stringify a record. */
+  function fingerprintAsBefore(request: PublishRequest): string {
+    const hash = createHash('sha256').update(JSON.stringify([request.topic, request.stream]));
+    for (const record of request.records) {
+      if (!('headers' in record)) continue;
+      hash.update(
+        JSON.stringify([
+          record.partition ?? null,
+          record.key?.type ?? null,
+          record.key?.bytes?.toString('base64') ?? null,
+          record.value?.type ?? null,
+          record.value?.bytes?.toString('base64') ?? null,
+          record.headers.map((h) => [h.name, h.value?.toString('base64') ?? null]),
+          record.timestamp ?? null,
+        ]),
+      );
+    }
+    return hash.digest('base64url');
+  }
+  const placed = arbitraryRecord.chain((record) =>
+    fc
+      .record({
+        partition: fc.option(fc.nat(), { nil: undefined }),
+        timestamp: fc.option(fc.nat({ max: 4_102_444_800_000 }), { nil: undefined }),
+      })
+      .map((more) => ({ ...record, ...more })),
+  );
+
+  it('is the digest it always was, for any records (refused ones skipped)', () => {
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.string({ minLength: 1 }),
+        fc.array(fc.oneof(placed, fc.constant(new InvalidInputError('x', { field: 'x' }))), {
+          maxLength: 8,
+        }),
+        (topic, stream, records) => {
+          const request = { topic, stream, records } as unknown as PublishRequest;
+          expect(fingerprint(request)).toBe(fingerprintAsBefore(request));
+        },
+      ),
     );
   });
 });

@@ -46,8 +46,9 @@ class BatchSize {
     );
   }
 
-  add(index: number, body: number, timestamp: number): void {
-    this.bytes = this.with(body, timestamp);
+  /** Adds the record; `size`: what `with` said of it, when the caller has asked. */
+  add(index: number, body: number, timestamp: number, size = this.with(body, timestamp)): void {
+    this.bytes = size;
     this.indexes.push(index);
     this.bodies.push(body);
     this.low = Math.min(this.low, timestamp);
@@ -73,14 +74,15 @@ export function partitionBatches(
   records.forEach((record, index) => {
     const body = bodies?.[index] ?? recordBodyBytes(record);
     let batch = open.get(record.partition);
-    const full = batch && batch.with(body, record.timestamp) > maxBytes;
-    if (batch === undefined || full) {
+    // Sized once: the size with this record is what the batch holds once it is added.
+    const size = batch?.with(body, record.timestamp);
+    if (batch === undefined || (size as number) > maxBytes) {
       if (batch) done.get(record.partition)?.push(batch.indexes);
       else done.set(record.partition, []);
       batch = new BatchSize();
       open.set(record.partition, batch);
-    }
-    batch.add(index, body, record.timestamp);
+      batch.add(index, body, record.timestamp);
+    } else batch.add(index, body, record.timestamp, size);
   });
   return [...done].map(([partition, batches]) => ({
     partition,
@@ -123,7 +125,13 @@ export async function sendInRounds(
     });
     round.forEach((k, n) => {
       next[k] = (next[k] as number) + 1;
-      const failed = batches[n]?.map((i) => outcomes[i]).find((o) => o?.status !== 'ACKED');
+      let failed: RecordOutcome | undefined;
+      for (const i of batches[n] ?? []) {
+        if (outcomes[i]?.status !== 'ACKED') {
+          failed = outcomes[i] as RecordOutcome;
+          break;
+        }
+      }
       if (failed === undefined) return;
       stopped.set(
         k,

@@ -4,7 +4,7 @@ import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/dead
 import type { RecordOutcome } from '../../core/outcomes.js';
 import { SESSION_HEADER } from '../../core/publish-plan.js';
 import type { OutgoingRecord, RecordSender } from '../../core/publish-ports.js';
-import { recordBodyBytesOf } from '../../core/record-size.js';
+import { bodyBytes, headerBytes, headerNameBytes } from '../../core/record-size.js';
 import { partitionBatches, sendInRounds } from './record-batches.js';
 import { classifySendFailure } from './send-errors.js';
 
@@ -127,9 +127,10 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     const bodies: number[] = new Array(records.length);
     let timestamp = Number.NaN;
     let timestampText = '';
+    const size: HeadersSize = { count: 0, bytes: 0 };
     for (let i = 0; i < records.length; i++) {
       const record = records[i] as OutgoingRecord;
-      const headers = { ...record.headers, [SESSION_HEADER]: session.bytes };
+      const headers = withSession(record.headers, session.bytes, size);
       // A request's records mostly share one timestamp: its text is made once.
       if (record.timestamp !== timestamp) {
         timestamp = record.timestamp;
@@ -142,7 +143,7 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
         headers,
         timestamp: timestampText,
       };
-      bodies[i] = recordBodyBytesOf(record.key, record.value, headers);
+      bodies[i] = bodyBytes(record.key, record.value, size.count, size.bytes);
     }
     const outcomes = await sendInRounds(
       partitionBatches(records, maxBytes, bodies),
@@ -209,4 +210,59 @@ export function offsetsOf(
     next.set(partition, typeof offset === 'number' ? offset + 1 : offset + 1n);
     return { status: 'ACKED', partition, offset: String(offset) };
   });
+}
+
+/** Header values written (a header with several values once per value) and their bytes. */
+interface HeadersSize {
+  count: number;
+  bytes: number;
+}
+
+/**
+ * `{...headers, 'tally.session': session}` (the same keys in the same order, so the same wire
+ * bytes), sized into `size` while it is copied: what `recordBodyBytesOf` counts, without a
+ * second walk over the headers or measuring their names again.
+ */
+export function withSession(
+  headers: OutgoingRecord['headers'],
+  session: Buffer,
+  size: HeadersSize,
+): Record<string, Buffer | Buffer[]> {
+  const copy: Record<string, Buffer | Buffer[]> = {};
+  let count = 0;
+  let bytes = 0;
+  let sessionSet = false;
+  for (const name in headers) {
+    if (!Object.hasOwn(headers, name)) continue;
+    // A header already named tally.session keeps its place and takes the session's value, as
+    // the spread did.
+    const values = name === SESSION_HEADER ? session : (headers[name] as Buffer | Buffer[]);
+    if (name === SESSION_HEADER) sessionSet = true;
+    if (name === '__proto__') {
+      // A client header named __proto__ is a header like any other (an assignment would set
+      // the copy's prototype instead).
+      Object.defineProperty(copy, name, {
+        value: values,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else copy[name] = values;
+    const nameBytes = headerNameBytes(name);
+    if (Buffer.isBuffer(values)) {
+      bytes += headerBytes(nameBytes, values.length);
+      count++;
+    } else {
+      for (const value of values) bytes += headerBytes(nameBytes, value.length);
+      count += values.length;
+    }
+  }
+  if (!sessionSet) {
+    copy[SESSION_HEADER] = session;
+    bytes += headerBytes(headerNameBytes(SESSION_HEADER), session.length);
+    count++;
+  }
+  size.count = count;
+  size.bytes = bytes;
+  return copy;
 }
