@@ -150,6 +150,41 @@ const add = (into: Runs, [wall, cpu]: [number, number]) => {
   into.cpu.push(cpu);
 };
 
+// Anchors: what loading the two libraries every Kafka-and-DynamoDB function needs costs by
+// itself, bundled the same way (the AWS SDK from node_modules, as the runtime provides it).
+const ANCHORS = {
+  'anchor: AWS SDK DynamoDB document client alone': `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+export const handler = () => DynamoDBDocumentClient.from(new DynamoDBClient({}));`,
+  'anchor: kafkajs alone': `import { Kafka } from 'kafkajs';
+export const handler = () => new Kafka({ brokers: ['127.0.0.1:9'] });`,
+  'anchor: both': `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Kafka } from 'kafkajs';
+export const handler = () => [DynamoDBDocumentClient.from(new DynamoDBClient({})), new Kafka({ brokers: ['127.0.0.1:9'] })];`,
+} as const;
+const anchors = [];
+for (const [name, contents] of Object.entries(ANCHORS)) {
+  const file = join(out, `anchor-${anchors.length}.mjs`);
+  await build({
+    absWorkingDir: ROOT,
+    stdin: { contents, resolveDir: ROOT, loader: 'ts' },
+    bundle: true,
+    platform: 'node',
+    target: esbuild.target,
+    format: 'esm',
+    external: esbuild.exclude,
+    banner: esbuild.banner,
+    minify: esbuild.minify === true,
+    keepNames: esbuild.keepNames === true,
+    outfile: file,
+    logLevel: 'warning',
+  });
+  const measured = runs();
+  for (let r = 0; r < REPEATS; r++) add(measured, initOf(file, 'handler'));
+  anchors.push({ function: name, initMs: spread(measured.wall), initCpuMs: spread(measured.cpu) });
+}
+
 const results = [];
 for (const fn of functions) {
   const bundle = current.bundles.get(fn.module) as { file: string; bytes: number };
@@ -189,6 +224,7 @@ const summary = {
     init: `fresh node process per run, ${REPEATS} runs (alternating with the base's when given), NODE_OPTIONS=${env.NODE_OPTIONS}: import of the bundle to a handler export, configuration pointing at closed ports (no network waited for)`,
   },
   functions: results,
+  anchors,
   wallSeconds: Math.round((performance.now() - started) / 1000),
 };
 const kb = (bytes: number) => Math.round(bytes / 1024).toLocaleString('en');
@@ -215,11 +251,14 @@ const table = base
     )
   : markdownTable(
       ['function', 'bundle KB', 'module init ms', 'init CPU ms'],
-      results.map((r) => [
-        r.function,
-        kb(r.bundleBytes),
-        shown(r.initMs, 1),
-        shown(r.initCpuMs, 1),
-      ]),
+      [
+        ...results.map((r) => [
+          r.function,
+          kb(r.bundleBytes),
+          shown(r.initMs, 1),
+          shown(r.initCpuMs, 1),
+        ]),
+        ...anchors.map((a) => [a.function, '–', shown(a.initMs, 1), shown(a.initCpuMs, 1)]),
+      ],
     );
 writeResults('cold-start', summary, table, true);
