@@ -1,19 +1,13 @@
 import type { Deadline } from './deadline.js';
-import {
-  ConflictError,
-  DependencyUnavailableError,
-  NotFoundError,
-  type TallyError,
-  UnprocessableInputError,
-} from './errors.js';
+import { NotFoundError, type TallyError } from './errors.js';
 import { isRetriable, isSettled, type RecordOutcome } from './outcomes.js';
+import { createKeyRules, LostKeyRace } from './publish-keys.js';
 import {
   checkRecord,
   checkTopic,
   choosePartition,
   fingerprint,
   type PlannedRecord,
-  stamp,
 } from './publish-plan.js';
 import type {
   Allocation,
@@ -25,10 +19,8 @@ import type {
   SequenceAllocator,
   TopicCatalog,
 } from './publish-ports.js';
+import { createSendStep, voidedError } from './publish-send.js';
 import type { RecordInput } from './record-input.js';
-
-/** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
-const AFTER_SEND_MS = 250;
 
 export interface PublishRequest {
   readonly topic: string;
@@ -119,145 +111,8 @@ export function isSettledResult(result: PublishResult): boolean {
 // race for a key leaves the loser's seqs unsent: back to the lease, or a hole the audit voids.
 
 export function createPublisher(ports: PublisherPorts) {
-  const conflict = () =>
-    new ConflictError(
-      'Idempotency-Key: a request with this key is still in progress; retry later',
-      {
-        field: 'Idempotency-Key',
-        retryAfterSeconds: 1,
-      },
-    );
-  const mismatch = () =>
-    new UnprocessableInputError(
-      'Idempotency-Key: this key was already used for a different request (topic, stream or records differ)',
-      { field: 'Idempotency-Key' },
-    );
-
-  /** Records VOID a block this request allocated and will never send (best effort). */
-  async function voidUnsent(request: PublishRequest, block: LedgerBlock, opened: boolean) {
-    const message = 'allocated; the request stopped before sending, nothing was sent';
-    const outcomes = block.outcomes.map((): RecordOutcome => ({ status: 'VOID', message }));
-    const voided = { ...block, outcomes };
-    // A block this request opened is its own to overwrite; otherwise only where none starts.
-    await (opened
-      ? ports.ledger.write(voided, request.deadline)
-      : ports.ledger.void(voided, request.deadline)
-    ).catch(() => false);
-  }
-
-  /**
-   * The block's first write, conditional so that seqs the audit has voided are never sent, side
-   * by side with `claim` (a first attempt's key item) when there is one. When either fails the
-   * request has seqs and sends nothing: without a key (or when the key was not claimed) nothing
-   * will ever use them, so they are recorded VOID if the deadline allows (else they stay a hole
-   * the audit voids later); with a key claimed the item keeps them for a retry.
-   */
-  async function open(
-    request: PublishRequest,
-    block: LedgerBlock,
-    claim: (() => Promise<void>) | undefined,
-    ahead: boolean,
-  ): Promise<void> {
-    const [opened, claimed] = await Promise.allSettled([
-      ahead ? ports.ledger.open(block, request.deadline) : Promise.resolve('unopened' as const),
-      claim?.(),
-    ]);
-    // Without a key, or with a key another request won, nothing will ever send these seqs. A
-    // claim that failed otherwise may have been applied (its answer lost): the key may hold the
-    // seqs for a retry, so they are left as they are (a hole the audit voids, if not).
-    const lost = claimed.status === 'rejected' && claimed.reason instanceof LostKeyRace;
-    const nobody = request.idempotencyKey === undefined && opened.status === 'rejected';
-    const giveBack = lost && !ahead && (claimed.reason as LostKeyRace).giveBack;
-    if (giveBack) giveBack();
-    else if (lost || nobody) {
-      await voidUnsent(request, block, opened.status === 'fulfilled' && opened.value === 'opened');
-    }
-    if (opened.status === 'rejected') throw opened.reason;
-    if (claimed.status === 'rejected') {
-      const race = claimed.reason as LostKeyRace;
-      // A claim asked first hands its finding up whole: the request is answered from it.
-      throw lost ? (race.winner !== undefined ? race : race.error) : claimed.reason;
-    }
-    if (opened.value === 'voided') throw voidedError(request, block.firstSeq);
-  }
-
-  /**
-   * Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded.
-   * The outcome write is returned running (`recorded`), so a key's answer is stored beside it.
-   */
-  async function sendAndRecord(
-    request: PublishRequest,
-    firstSeq: number,
-    planned: readonly PlannedRecord[],
-    warnings: string[],
-    claim: (() => Promise<void>) | undefined,
-    ahead: boolean,
-  ): Promise<{ final: RecordOutcome[]; recorded: Promise<void> }> {
-    const session = await ports.sender.session();
-    const block = (outcomes: RecordOutcome[], sentBy: string) => ({
-      stream: request.stream,
-      firstSeq,
-      topic: request.topic,
-      session: sentBy,
-      idempotencyKey: request.idempotencyKey,
-      outcomes,
-    });
-    const inFlight: RecordOutcome = {
-      status: 'UNKNOWN',
-      message: `sent by session ${session}, no answer recorded`,
-    };
-    await open(
-      request,
-      block(
-        planned.map((p) => p.kept ?? inFlight),
-        session,
-      ),
-      claim,
-      ahead,
-    );
-    const toSend = planned.filter((p) => p.kept === undefined);
-    const sent = await ports.sender.send(
-      request.topic,
-      toSend.map((p) => ({
-        partition: p.partition,
-        key: p.input.key?.bytes ?? null,
-        value: p.input.value?.bytes ?? null,
-        headers: stamp(p.input, request, p.seq),
-        timestamp: p.timestamp,
-      })),
-      // Time is kept back for the writes after the send (outcomes, the key's answer): the
-      // deadline bounds them too, and a send that took all of it would leave them none.
-      request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
-    );
-    const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
-    const final = planned.map((p) => p.kept ?? outcomes.get(p.seq) ?? inFlight);
-    const recorded = ports.ledger
-      .write(block(final, sent.session), request.deadline)
-      .catch((error: unknown) => {
-        warnings.push(
-          `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
-        );
-      });
-    return { final, recorded };
-  }
-
-  /** The key's item, when it decides the request before anything else is done. */
-  async function keyedState<T>(
-    request: PublishRequest,
-    print: string,
-    known: KeyedPublish | undefined,
-  ): Promise<{ stored?: KeyedPublish; replay?: Answered<T> }> {
-    const key = request.idempotencyKey;
-    if (key === undefined) return {};
-    const stored = known ?? (await ports.keyed.get(key, request.deadline));
-    if (stored === undefined) return {};
-    if (stored.fingerprint !== print) throw mismatch();
-    if (stored.answer !== undefined) {
-      return { replay: { answer: stored.answer as T, replayed: true, warnings: [] } };
-    }
-    if (stored.lockedUntil > Date.now()) throw conflict();
-    return { stored };
-  }
+  const { conflict, mismatch, keyedState, finish, release } = createKeyRules(ports.keyed);
+  const { sendAndRecord } = createSendStep(ports);
 
   async function publishAnswered<T>(
     request: PublishRequest,
@@ -424,33 +279,6 @@ export function createPublisher(ports: PublisherPorts) {
     }
   }
 
-  /** Stores the key's answer (or only frees its lock); a failure is a warning, not an error. */
-  async function finish(
-    request: PublishRequest,
-    held: number | undefined,
-    answer: unknown,
-    warnings: string[],
-  ): Promise<void> {
-    const key = request.idempotencyKey;
-    if (key === undefined || held === undefined) return;
-    try {
-      if (!(await ports.keyed.finish(key, held, answer, request.deadline))) {
-        warnings.push('Idempotency-Key: the lock was taken over; the answer was not stored');
-      }
-    } catch (error) {
-      warnings.push(
-        `Idempotency-Key: the answer was not stored (a retry runs again with the same seqs): ${String(error)}`,
-      );
-    }
-  }
-
-  /** Frees the key for a retry now rather than at this request's deadline (best effort). */
-  async function release(request: PublishRequest, held: number | undefined): Promise<void> {
-    const key = request.idempotencyKey;
-    if (key === undefined || held === undefined) return;
-    await ports.keyed.finish(key, held, undefined, request.deadline).catch(() => false);
-  }
-
   /**
    * The use case's own result, with no answer stored: with a key, every retry reuses the seqs
    * and keeps what cannot change (a transport stores its answer with `publishAnswered`).
@@ -464,27 +292,4 @@ export function createPublisher(ports: PublisherPorts) {
   }
 
   return { publish, publishAnswered };
-}
-
-/** A first attempt's claim found the key taken by another request: its seqs go unsent. */
-class LostKeyRace extends Error {
-  constructor(
-    readonly error: TallyError,
-    /** Hands the unsent seqs back to the lease they came from (none: a hole the audit voids). */
-    readonly giveBack: () => void,
-    /** The key's item, when the claim was the request's first question about the key. */
-    readonly winner?: KeyedPublish,
-  ) {
-    super(error.message);
-  }
-}
-
-/** The audit voided this request's seqs (it sent nothing before its horizon): they stay unsent. */
-function voidedError(request: PublishRequest, firstSeq: number): TallyError {
-  const what = `seqs from ${firstSeq} of stream ${request.stream} were voided by the audit (allocated long ago, never sent); nothing was sent`;
-  return request.idempotencyKey === undefined
-    ? new DependencyUnavailableError(`${what}; retry`, { retryAfterSeconds: 1 })
-    : new UnprocessableInputError(`Idempotency-Key: ${what}; retry with a new key`, {
-        field: 'Idempotency-Key',
-      });
 }

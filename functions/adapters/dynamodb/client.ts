@@ -98,8 +98,7 @@ export function dynamoDbUnavailable(
   error: unknown,
 ): DependencyUnavailableError | DependencyRefusedError | ConfigurationError {
   const name = error instanceof Error ? error.name : 'unknown error';
-  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata
-    ?.httpStatusCode;
+  const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
   const refused = status !== undefined && status >= 400 && status < 500 && !THROTTLED.has(name);
   if (refused && !isDeadlineAbort(error)) {
     const Refusal = MISCONFIGURED.has(name) ? ConfigurationError : DependencyRefusedError;

@@ -1,0 +1,134 @@
+import { DependencyUnavailableError, type TallyError, UnprocessableInputError } from './errors.js';
+import type { RecordOutcome } from './outcomes.js';
+import type { PublishRequest } from './publish.js';
+import { LostKeyRace } from './publish-keys.js';
+import { type PlannedRecord, stamp } from './publish-plan.js';
+import type { Ledger, LedgerBlock, RecordSender } from './publish-ports.js';
+
+// A publish's send: the ledger block opened first where the plan in core/publish.ts asks for
+// it (side by side with a first attempt's key claim), the send, and the outcomes' write.
+
+/** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
+const AFTER_SEND_MS = 250;
+
+export function createSendStep(ports: { readonly sender: RecordSender; readonly ledger: Ledger }) {
+  /** Records VOID a block this request allocated and will never send (best effort). */
+  async function voidUnsent(request: PublishRequest, block: LedgerBlock, opened: boolean) {
+    const message = 'allocated; the request stopped before sending, nothing was sent';
+    const outcomes = block.outcomes.map((): RecordOutcome => ({ status: 'VOID', message }));
+    const voided = { ...block, outcomes };
+    // A block this request opened is its own to overwrite; otherwise only where none starts.
+    await (opened
+      ? ports.ledger.write(voided, request.deadline)
+      : ports.ledger.void(voided, request.deadline)
+    ).catch(() => false);
+  }
+
+  /**
+   * The block's first write, conditional so that seqs the audit has voided are never sent, side
+   * by side with `claim` (a first attempt's key item) when there is one. When either fails the
+   * request has seqs and sends nothing: without a key (or when the key was not claimed) nothing
+   * will ever use them, so they are recorded VOID if the deadline allows (else they stay a hole
+   * the audit voids later); with a key claimed the item keeps them for a retry.
+   */
+  async function open(
+    request: PublishRequest,
+    block: LedgerBlock,
+    claim: (() => Promise<void>) | undefined,
+    ahead: boolean,
+  ): Promise<void> {
+    const [opened, claimed] = await Promise.allSettled([
+      ahead ? ports.ledger.open(block, request.deadline) : Promise.resolve('unopened' as const),
+      claim?.(),
+    ]);
+    // Without a key, or with a key another request won, nothing will ever send these seqs. A
+    // claim that failed otherwise may have been applied (its answer lost): the key may hold the
+    // seqs for a retry, so they are left as they are (a hole the audit voids, if not).
+    const lost = claimed.status === 'rejected' && claimed.reason instanceof LostKeyRace;
+    const nobody = request.idempotencyKey === undefined && opened.status === 'rejected';
+    const giveBack = lost && !ahead && (claimed.reason as LostKeyRace).giveBack;
+    if (giveBack) giveBack();
+    else if (lost || nobody) {
+      await voidUnsent(request, block, opened.status === 'fulfilled' && opened.value === 'opened');
+    }
+    if (opened.status === 'rejected') throw opened.reason;
+    if (claimed.status === 'rejected') {
+      const race = claimed.reason as LostKeyRace;
+      // A claim asked first hands its finding up whole: the request is answered from it.
+      throw lost ? (race.winner !== undefined ? race : race.error) : claimed.reason;
+    }
+    if (opened.value === 'voided') throw voidedError(request, block.firstSeq);
+  }
+
+  /**
+   * Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded.
+   * The outcome write is returned running (`recorded`), so a key's answer is stored beside it.
+   */
+  async function sendAndRecord(
+    request: PublishRequest,
+    firstSeq: number,
+    planned: readonly PlannedRecord[],
+    warnings: string[],
+    claim: (() => Promise<void>) | undefined,
+    ahead: boolean,
+  ): Promise<{ final: RecordOutcome[]; recorded: Promise<void> }> {
+    const session = await ports.sender.session();
+    const block = (outcomes: RecordOutcome[], sentBy: string) => ({
+      stream: request.stream,
+      firstSeq,
+      topic: request.topic,
+      session: sentBy,
+      idempotencyKey: request.idempotencyKey,
+      outcomes,
+    });
+    const inFlight: RecordOutcome = {
+      status: 'UNKNOWN',
+      message: `sent by session ${session}, no answer recorded`,
+    };
+    await open(
+      request,
+      block(
+        planned.map((p) => p.kept ?? inFlight),
+        session,
+      ),
+      claim,
+      ahead,
+    );
+    const toSend = planned.filter((p) => p.kept === undefined);
+    const sent = await ports.sender.send(
+      request.topic,
+      toSend.map((p) => ({
+        partition: p.partition,
+        key: p.input.key?.bytes ?? null,
+        value: p.input.value?.bytes ?? null,
+        headers: stamp(p.input, request, p.seq),
+        timestamp: p.timestamp,
+      })),
+      // Time is kept back for the writes after the send (outcomes, the key's answer): the
+      // deadline bounds them too, and a send that took all of it would leave them none.
+      request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
+    );
+    const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
+    const final = planned.map((p) => p.kept ?? outcomes.get(p.seq) ?? inFlight);
+    const recorded = ports.ledger
+      .write(block(final, sent.session), request.deadline)
+      .catch((error: unknown) => {
+        warnings.push(
+          `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
+        );
+      });
+    return { final, recorded };
+  }
+
+  return { sendAndRecord };
+}
+
+/** The audit voided this request's seqs (it sent nothing before its horizon): they stay unsent. */
+export function voidedError(request: PublishRequest, firstSeq: number): TallyError {
+  const what = `seqs from ${firstSeq} of stream ${request.stream} were voided by the audit (allocated long ago, never sent); nothing was sent`;
+  return request.idempotencyKey === undefined
+    ? new DependencyUnavailableError(`${what}; retry`, { retryAfterSeconds: 1 })
+    : new UnprocessableInputError(`Idempotency-Key: ${what}; retry with a new key`, {
+        field: 'Idempotency-Key',
+      });
+}
