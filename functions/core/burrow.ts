@@ -23,7 +23,7 @@ function partitionOf(p: PartitionReport) {
     start: offsetOf(p.start),
     end: offsetOf(p.end),
     current_lag: p.currentLag ?? 0,
-    complete: p.complete ? 1 : 0,
+    complete: p.complete,
     time_lag_seconds: p.timeLagSeconds,
   };
 }
@@ -41,7 +41,7 @@ export function burrowStatus(cluster: string, report: GroupReport, all: boolean)
     cluster,
     group: report.group,
     status: report.status,
-    complete: report.complete ? 1 : 0,
+    complete: report.complete,
     partitions: all ? partitions : partitions.filter((p) => p.status !== 'OK'),
     partition_count: report.partitionCount,
     maxlag: worst ? partitionOf(worst) : null,

@@ -15,7 +15,7 @@ const report = (complete: boolean): ReconcileReport => ({
       group: 'billing',
       state: 'Empty',
       status: 'ERR',
-      complete: true,
+      complete: 1,
       partitionCount: 2,
       maxLag: 14,
       totalLag: 20,
