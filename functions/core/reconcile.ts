@@ -1,5 +1,6 @@
 import { dated, findingsDigest, summarize } from './group-report.js';
 import { type MappingRepairs, repairMappings } from './mappings.js';
+import { judgeHeld } from './offset-holds.js';
 import {
   evaluatePartition,
   type OffsetObservation,
@@ -84,7 +85,11 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
     minimumComplete: options.minimumComplete ?? 0,
   };
   async function run(): Promise<ReconcileReport> {
-    const history = openHistory(await ports.history.loadAll(), options.windowSize);
+    const history = openHistory(
+      await ports.history.loadAll(),
+      options.windowSize,
+      options.retentionMs,
+    );
     const snapshot = await ports.source.read(history.known());
     const mappings = await repairMappings(ports.mappings, snapshot, options.graceMs);
     const at = snapshot.observedAt;
@@ -157,16 +162,21 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
         logStart: offsets.logStart,
         logEnd: offsets.logEnd,
       };
-      const { window } = history.observe(
+      const { window, stored } = history.observe(
         group.groupId,
         offsets.topic,
         offsets.partition,
         observation,
         owner !== undefined,
       );
-      const evaluation = evaluatePartition(window, observedAt, settings, {
-        owned: owner !== undefined,
-      });
+      const judged = judgeHeld(
+        evaluatePartition(window, observedAt, settings, { owned: owner !== undefined }),
+        window,
+        stored ?? {},
+        observedAt,
+      );
+      history.hold(group.groupId, offsets.topic, offsets.partition, judged);
+      const evaluation = judged.evaluation;
       partitions.push({
         ...evaluation,
         topic: offsets.topic,

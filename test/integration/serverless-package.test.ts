@@ -66,6 +66,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
       Lookup: ['GET /v3/clusters/{cluster_id}/records/lookup'],
       ReconcileNow: ['POST /v3/clusters/{cluster_id}/reconcile'],
       Restore: ['POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore'],
+      Acknowledge: ['POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/acknowledge'],
       ConsumerGroup: ['GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}'],
       Receipts: ['POST /v3/clusters/{cluster_id}/receipts'],
       AuditNow: ['POST /v3/clusters/{cluster_id}/audits'],
@@ -84,7 +85,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     const routeResources = Object.values(template.Resources).filter(
       (resource) => resource.Type === 'AWS::ApiGatewayV2::Route',
     );
-    expect(routeResources.length).toBe(16);
+    expect(routeResources.length).toBe(17);
     for (const route of routeResources) {
       expect(route.Properties, String(route.Properties.RouteKey)).toMatchObject({
         AuthorizationType: 'JWT',
