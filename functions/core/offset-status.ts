@@ -6,10 +6,12 @@
 // reconcile's readings (committed offset and log offsets at a run). A reading is a commit only
 // when its committed offset differs from the commit before it, or Kafka dated it (`committedAt`,
 // a re-commit of the same offset then counts). A commit is dated by `committedAt`, else by the
-// first reading that shows it; its lag is the log end at that date, read off the window's
-// log-end history, minus its offset. A reading that shows an old commit again adds nothing:
-// it says nothing about when the consumer committed, and judging it by the lag at that moment
-// made a consumer that keeps falling behind flap between WARN and OK.
+// first reading that shows it. Its lag is the log end when it was made, read off the window's
+// log-end history, minus its offset: at `committedAt`, else midway between the reading that
+// first shows it and the one before (it was made in between; see `lagWhenMade`). A reading that
+// shows an old commit again adds nothing: it says nothing about when the consumer committed,
+// and judging it by the lag at that moment made a consumer that keeps falling behind flap
+// between WARN and OK.
 //
 // Burrow's `complete` is the filled share of the ring; here the filled share of the window. With
 // Burrow's `minimum-complete` (default 0) a less complete window is not judged by Burrow's rules.
@@ -169,20 +171,39 @@ function timeLagOf(window: readonly OffsetObservation[], offset: number, now: nu
  */
 export function commitsOf(window: readonly OffsetObservation[]): BurrowCommit[] {
   const commits: BurrowCommit[] = [];
-  for (const o of window) {
-    if (o.committed === null) continue;
+  window.forEach((o, i) => {
+    if (o.committed === null) return;
     const last = commits[commits.length - 1];
     const recommit = o.committedAt !== undefined && o.committedAt !== last?.at;
-    if (last?.offset === o.committed && !recommit) continue;
-    const at = o.committedAt ?? o.observedAt;
-    const logEnd = o.committedAt === undefined ? o.logEnd : logEndAt(window, at);
+    if (last?.offset === o.committed && !recommit) return;
     commits.push({
       offset: o.committed,
-      at,
-      lag: logEnd === null ? null : Math.max(0, logEnd - o.committed),
+      at: o.committedAt ?? o.observedAt,
+      lag: lagWhenMade(window, i),
     });
-  }
+  });
   return commits;
+}
+
+/**
+ * The lag of the commit the `i`-th reading shows, when it was made. Kafka-dated: the log end at
+ * that date. Else it was made after the reading before (which did not show it) and before this
+ * one, so midway; the log end at this reading alone would count what was produced after the
+ * commit: a run landing between a burst of production and the consumer's next commit would
+ * inflate that commit's lag, and the next commit's would drop. With no reading before it in the
+ * window, its lag is unknown (Burrow's nil lag), unless this reading shows it caught up, which
+ * it was then when made too.
+ */
+function lagWhenMade(window: readonly OffsetObservation[], i: number): number | null {
+  const shown = window[i];
+  if (shown?.committed == null) return null;
+  const before = window[i - 1];
+  let logEnd: number | null;
+  if (shown.committedAt !== undefined) logEnd = logEndAt(window, shown.committedAt);
+  else if (before !== undefined) {
+    logEnd = logEndAt(window, (before.observedAt + shown.observedAt) / 2);
+  } else logEnd = shown.logEnd <= shown.committed ? shown.logEnd : null;
+  return logEnd === null ? null : Math.max(0, logEnd - shown.committed);
 }
 
 /**
