@@ -56,3 +56,12 @@ describe("loadReconcileConfig: Burrow's evaluator settings", () => {
     expect(() => loadReconcileConfig({ ...ENV, [name]: value })).toThrow(name);
   });
 });
+
+describe('loadReconcileConfig: the Burrow cluster name', () => {
+  it('is optional, and read when given', () => {
+    expect(loadReconcileConfig(ENV).burrowClusterName).toBeUndefined();
+    expect(
+      loadReconcileConfig({ ...ENV, TALLY_BURROW_CLUSTER_NAME: ' prod-east ' }).burrowClusterName,
+    ).toBe('prod-east');
+  });
+});
