@@ -18,6 +18,9 @@ describe('reconcile: Burrow scenarios on the real broker', () => {
   let reconcile: () => Promise<ReconcileReport>;
   let restore: Awaited<typeof import('../../functions/reconcile/restore-handler.js')>['handler'];
   let burrow: Awaited<typeof import('../../functions/reconcile/burrow-handler.js')>['handler'];
+  let acknowledge: Awaited<
+    typeof import('../../functions/reconcile/acknowledge-handler.js')
+  >['handler'];
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   const partitionOf = (report: ReconcileReport, group: string): PartitionReport => {
@@ -59,6 +62,7 @@ describe('reconcile: Burrow scenarios on the real broker', () => {
     reconcile = async () => (await reconcileRuntime()).reconciler.run();
     restore = (await import('../../functions/reconcile/restore-handler.js')).handler;
     burrow = (await import('../../functions/reconcile/burrow-handler.js')).handler;
+    acknowledge = (await import('../../functions/reconcile/acknowledge-handler.js')).handler;
   });
 
   afterAll(async () => {
@@ -183,5 +187,29 @@ describe('reconcile: Burrow scenarios on the real broker', () => {
       totallag: logEnd - 8,
       partitions: [{ status: 'LOST', current_lag: logEnd - 8 }],
     });
+
+    // An admin acknowledges it: OK from the next run on (the commit is still gone).
+    const acknowledgeEvent = (body?: string) =>
+      httpEvent({
+        pathParameters: { cluster_id: cluster, group_id: group },
+        ...(body !== undefined && { body }),
+      });
+    const refused = (await acknowledge(acknowledgeEvent('{"all":true}'), lambdaContext())) as {
+      statusCode: number;
+      body: string;
+    };
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('body');
+    const acked = (await acknowledge(acknowledgeEvent(), lambdaContext())) as {
+      statusCode: number;
+      body: string;
+    };
+    expect(acked.statusCode).toBe(200);
+    expect(JSON.parse(acked.body)).toEqual({
+      group,
+      acknowledged: [{ topic, partition: 0, status: 'LOST', committed: null }],
+    });
+    await produce(topic, 3);
+    expect(partitionOf(await reconcile(), group)).toMatchObject({ status: 'OK', committed: null });
   }, 90_000);
 });
