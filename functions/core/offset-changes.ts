@@ -1,3 +1,4 @@
+import type { Acknowledgement, HeldFinding, HeldJudgement } from './offset-holds.js';
 import { appendObservation, type OffsetObservation } from './offset-window.js';
 
 // A partition's stored window holds only the observations where something moved, so a run in
@@ -13,6 +14,10 @@ export interface PartitionHistory {
   readonly changes: readonly OffsetObservation[];
   /** When a run first found it unobserved (deleted topic, unreadable group); absent while seen. */
   readonly goneAt?: number;
+  /** A LOST or OUT_OF_RANGE finding that stays until released (offset-holds.ts). */
+  readonly held?: HeldFinding;
+  /** An admin's acknowledgement of such a finding. */
+  readonly ack?: Acknowledgement;
 }
 
 /** What one run makes of a partition's history. */
@@ -37,30 +42,53 @@ export function moved(before: OffsetObservation, after: OffsetObservation): bool
 
 /**
  * One run's step for a partition. Kept while it holds a commit (something to judge, a last good
- * offset to restore) or a member owns it (it will commit soon); else retired. An unowned
- * partition without a commit counts as moved on every run: its window fills with "no commit"
- * readings (LOST for the window's length, as before) and is then retired.
+ * offset to restore), a member owns it (it will commit soon), or it holds a finding younger than
+ * `heldForMs`; else retired. An unowned partition without a commit and no finding held counts
+ * as moved on every run: its window fills with "no commit" readings and is then retired.
  */
 export function stepPartition(
   stored: PartitionHistory | undefined,
   observation: OffsetObservation,
   owned: boolean,
   size: number,
+  heldForMs = Number.POSITIVE_INFINITY,
 ): PartitionStep {
   const changes = stored?.changes ?? [];
   const window = appendObservation(changes, observation, size);
   const newest = changes[changes.length - 1];
-  const countdown = observation.committed === null && !owned;
+  const holding =
+    stored?.held !== undefined && observation.observedAt - stored.held.since < heldForMs;
+  const countdown = observation.committed === null && !owned && !holding;
   const isChange = newest === undefined || countdown || moved(newest, observation);
   const kept = isChange ? window : changes;
-  if (!owned && !kept.some((o) => o.committed !== null)) {
+  if (!owned && !holding && !kept.some((o) => o.committed !== null)) {
     return { window, next: undefined, changed: stored !== undefined };
   }
+  const { goneAt: _gone, changes: _changes, ...marks } = stored ?? {};
   return {
     window,
-    next: { changes: kept },
+    next: { changes: kept, ...marks },
     changed: isChange || stored?.goneAt !== undefined,
   };
+}
+
+/**
+ * The history with a run's held finding and acknowledgement (offset-holds.ts) recorded, and
+ * whether that changed it.
+ */
+export function recordHeld(
+  history: PartitionHistory,
+  judged: Pick<HeldJudgement, 'held' | 'ack'>,
+): { next: PartitionHistory; changed: boolean } {
+  const { held: _held, ack: _ack, ...rest } = history;
+  const next: PartitionHistory = {
+    ...rest,
+    ...(judged.held && { held: judged.held }),
+    ...(judged.ack && { ack: judged.ack }),
+  };
+  const changed =
+    JSON.stringify([history.held, history.ack]) !== JSON.stringify([next.held, next.ack]);
+  return { next, changed };
 }
 
 /**

@@ -1,30 +1,29 @@
-// Consumer-offset status of one group/topic/partition, judged on its window of observations:
-// Burrow's rules (LinkedIn's lag checker) after three Tally checks on the newest observation.
+// Consumer-offset status of one group/topic/partition, judged on its window of readings:
+// Tally's checks on the newest reading, then Burrow's rules (burrow-rules.ts) on the commits
+// the window shows.
 //
-// Burrow, linkedin/Burrow core/internal/evaluator/caching.go. evaluatePartitionStatus drops
-// the empty slots at the start of the commit ring, sets `complete` = filled share of the ring
-// and evaluates whenever it reaches minimum-complete (default 0, so always).
-// calculatePartitionStatus, in the order of Burrow's current version (its comments: the rewind
-// check "has to go above the isLagAlwaysNotZero check", and checkIfRewindRecovered):
-//   0. current lag 0 → OK, nothing else is checked;
-//   1. STOP: now − newest commit time > newest − oldest commit time (checkIfOffsetsStopped),
-//      unless some recent broker log end ≤ the newest committed offset (checkIfRecentLagZero:
-//      the group was caught up a few minutes ago);
-//   2. REWIND: a commit lower than the one before it, unless a later commit climbed back to the
-//      offset it fell from (checkIfOffsetsRewind + checkIfRewindRecovered: a rebalance that
-//      re-commits an old offset and then catches up is not held against the consumer);
-//   3. any commit in the ring had lag 0 → OK (isLagAlwaysNotZero);
-//   4. STALL: every commit in the ring has the same offset;
-//   5. WARN: lag never decreases from one commit to the next;
-//   6. OK.
-// Older Burrow versions (e.g. d327a3e) checked REWIND after lag-zero and without recovery.
-// Current lag (storage/inmemory.go, fetchConsumer) = newest broker log end − newest commit,
-// 0 when the commit is ahead. Burrow's ring holds commits; ours holds reconcile readings, so the
-// commits are derived from them (see `commitsOf`), and Burrow's recent broker offsets are the
-// window's logEnds: "recent" means within the window.
+// Burrow's ring holds commits, each with the lag it had when it arrived; Tally's window holds
+// reconcile's readings (committed offset and log offsets at a run). A reading is a commit only
+// when its committed offset differs from the commit before it, or Kafka dated it (`committedAt`,
+// a re-commit of the same offset then counts). A commit is dated by `committedAt`, else by the
+// first reading that shows it. Its lag is the log end when it was made, read off the window's
+// log-end history, minus its offset: at `committedAt`, else midway between the reading that
+// first shows it and the one before (it was made in between; see `lagWhenMade`). A reading that
+// shows an old commit again adds nothing: it says nothing about when the consumer committed,
+// and judging it by the lag at that moment made a consumer that keeps falling behind flap
+// between WARN and OK.
 //
-// Tally checks the newest observation first: LOST, OUT_OF_RANGE, REWIND with a count.
+// Burrow's `complete` is the filled share of the ring; here the filled share of the window. With
+// Burrow's `minimum-complete` (default 0) a less complete window is not judged by Burrow's rules.
+// Burrow's recent broker offsets are the window's readings from the newest commit on: a log end
+// at or below the newest commit there means the group was caught up after its last commit.
+//
+// Tally checks the newest reading first: LOST (the commit is gone), OUT_OF_RANGE (outside the
+// log), REWIND of the newest step with a count. And where a member owns the partition, Burrow's
+// STOP reads STALL: Kafka does not date commits, so a live consumer re-committing the same offset
+// looks like one that stopped committing, but its owner shows it alive.
 
+import { type BurrowCommit, burrowPartitionStatus } from './burrow-rules.js';
 import {
   checkSize,
   estimateTimeLag,
@@ -46,11 +45,14 @@ export type GroupStatus = 'OK' | 'WARN' | 'ERR';
 
 export interface PartitionEvaluation {
   readonly status: PartitionStatus;
-  /** The window is full (Burrow's `complete`); rules are applied either way. */
-  readonly complete: boolean;
-  /** logEnd − committed of the newest observation, never negative; null without a commit. */
+  /** Burrow's `complete`: the filled share of the window, 0 to 1. */
+  readonly complete: number;
+  /**
+   * logEnd − committed of the newest reading, never negative. While LOST, logEnd − the last good
+   * offset: what the group has to read once restored. Null without any commit to measure from.
+   */
   readonly currentLag: number | null;
-  /** See `estimateTimeLag`; null without a commit. */
+  /** See `estimateTimeLag`, from the same offset as `currentLag`; null without one. */
   readonly timeLagSeconds: number | null;
   readonly timeLagBasis?: TimeLagBasis;
   readonly rewind?: {
@@ -67,41 +69,44 @@ export interface PartitionEvaluation {
 
 type Rewind = NonNullable<PartitionEvaluation['rewind']>;
 
-/** One commit as Burrow's ring would hold it: offset, commit time, lag when first seen. */
-interface Commit {
-  readonly offset: number;
-  readonly at: number;
-  readonly lag: number;
+/** How a window is judged: Burrow's `intervals`, `allowed-lag` and `minimum-complete`. */
+export interface EvaluationSettings {
+  readonly size: number;
+  readonly allowedLag?: number;
+  readonly minimumComplete?: number;
 }
 
-/** Judges the newest `size` observations of `window` (oldest first) at time `now`. */
+/** What the window does not say: whether a group member owns the partition now. */
+export interface PartitionContext {
+  readonly owned?: boolean;
+}
+
+/** Judges the newest `size` readings of `window` (oldest first) at time `now`. */
 export function evaluatePartition(
   window: readonly OffsetObservation[],
   now: number,
-  size: number,
+  sizeOrSettings: number | EvaluationSettings,
+  context: PartitionContext = {},
 ): PartitionEvaluation {
+  const settings = typeof sizeOrSettings === 'number' ? { size: sizeOrSettings } : sizeOrSettings;
+  const { size, allowedLag = 0, minimumComplete = 0 } = settings;
   checkSize(size);
   const recent = window.slice(-size);
-  const complete = recent.length >= size;
+  const complete = Math.min(1, recent.length / size);
   const newest = recent[recent.length - 1];
   const previous = recent.slice(0, -1).findLast((o) => o.committed !== null);
   if (newest?.committed == null) {
-    const none = { complete, currentLag: null, timeLagSeconds: null } as const;
     // No commit anywhere in the window: nothing to judge (Burrow: no offsets → OK).
-    if (previous?.committed == null) return { status: 'OK', ...none };
+    if (previous?.committed == null) {
+      return { status: 'OK', complete, currentLag: null, timeLagSeconds: null };
+    }
     const good = lastGoodOffset(recent) ?? { offset: previous.committed, at: previous.observedAt };
-    return { status: 'LOST', ...none, lost: { lastGoodOffset: good.offset, lastGoodAt: good.at } };
+    return lostEvaluation(recent, good, now, complete);
   }
 
   const committed = newest.committed;
   const currentLag = Math.max(0, newest.logEnd - committed);
-  const lag = estimateTimeLag(recent, committed, now);
-  const base = {
-    complete,
-    currentLag,
-    timeLagSeconds: lag?.seconds ?? null,
-    ...(lag ? { timeLagBasis: lag.basis } : {}),
-  };
+  const base = { complete, currentLag, ...timeLagOf(recent, committed, now) };
 
   const newestStep =
     previous?.committed != null && committed < previous.committed
@@ -117,60 +122,111 @@ export function evaluatePartition(
     return { status: 'OUT_OF_RANGE', ...base, outOfRange, ...withStep };
   }
   if (newestStep) return { status: 'REWIND', ...base, rewind: newestStep };
+  if (complete < minimumComplete) return { status: 'OK', ...base };
 
   const commits = commitsOf(recent);
-  const status = burrowStatus(commits, recent, currentLag, now);
+  const since = commits[commits.length - 1]?.at ?? newest.observedAt;
+  // Readings taken after the newest commit: the one that first showed it (the commit came before
+  // the run read it) and later ones; a Kafka-dated commit's own reading is its lag, not a look.
+  const after = (o: OffsetObservation) =>
+    o.observedAt > since || (o.observedAt === since && o.committedAt === undefined);
+  const status = burrowPartitionStatus({
+    commits,
+    recentLogEnds: recent.filter(after).map((o) => o.logEnd),
+    currentLag,
+    now,
+    allowedLag,
+  });
+  if (status === 'STOP' && context.owned) return { status: 'STALL', ...base };
   if (status !== 'REWIND') return { status, ...base };
   return { status, ...base, ...latestStepDown(commits) };
 }
 
+/** A LOST partition, measured from its last good offset (what a restore returns it to). */
+export function lostEvaluation(
+  window: readonly OffsetObservation[],
+  good: { readonly offset: number; readonly at: number },
+  now: number,
+  complete: number,
+): PartitionEvaluation {
+  const newest = window[window.length - 1];
+  const currentLag = newest ? Math.max(0, newest.logEnd - good.offset) : null;
+  return {
+    status: 'LOST',
+    complete,
+    currentLag,
+    ...(currentLag === null ? { timeLagSeconds: null } : timeLagOf(window, good.offset, now)),
+    lost: { lastGoodOffset: good.offset, lastGoodAt: good.at },
+  };
+}
+
+function timeLagOf(window: readonly OffsetObservation[], offset: number, now: number) {
+  const lag = estimateTimeLag(window, offset, now);
+  return { timeLagSeconds: lag?.seconds ?? null, ...(lag ? { timeLagBasis: lag.basis } : {}) };
+}
+
 /**
- * Burrow's commit ring, from readings: one commit per change of committed offset, dated by
- * `committedAt` or else by the first observation showing it, with its lag at that observation
- * (Burrow fixes a commit's lag when it arrives). With `committedAt`, a re-commit of the same
- * offset is a commit of its own, which is what lets STALL (rule 4) be told from STOP (rule 1).
+ * The window's commits as Burrow's ring would hold them (header comment): one per change of
+ * committed offset, or per Kafka-dated commit; lag from the log end at the commit's date.
  */
-function commitsOf(window: readonly OffsetObservation[]): Commit[] {
-  const commits: Commit[] = [];
-  for (const o of window) {
-    if (o.committed === null) continue;
+export function commitsOf(window: readonly OffsetObservation[]): BurrowCommit[] {
+  const commits: BurrowCommit[] = [];
+  window.forEach((o, i) => {
+    if (o.committed === null) return;
     const last = commits[commits.length - 1];
     const recommit = o.committedAt !== undefined && o.committedAt !== last?.at;
-    if (last?.offset === o.committed && !recommit) continue;
-    const at = o.committedAt ?? o.observedAt;
-    commits.push({ offset: o.committed, at, lag: Math.max(0, o.logEnd - o.committed) });
-  }
+    if (last?.offset === o.committed && !recommit) return;
+    commits.push({
+      offset: o.committed,
+      at: o.committedAt ?? o.observedAt,
+      lag: lagWhenMade(window, i),
+    });
+  });
   return commits;
 }
 
-/** Burrow's calculatePartitionStatus, in its order (header comment). */
-function burrowStatus(
-  commits: readonly Commit[],
-  window: readonly OffsetObservation[],
-  currentLag: number,
-  now: number,
-): PartitionStatus {
-  const first = commits[0];
-  const last = commits[commits.length - 1];
-  if (currentLag === 0 || first === undefined || last === undefined) return 'OK';
-  const stopped = now - last.at > last.at - first.at;
-  const recentlyCaughtUp = window.some((o) => o.logEnd <= last.offset);
-  if (stopped && !recentlyCaughtUp) return 'STOP';
-  const steps = commits.slice(1).map((c, i) => ({ c, before: commits[i] ?? c, i: i + 1 }));
-  const unrecovered = steps.some(
-    ({ c, before, i }) =>
-      c.offset < before.offset &&
-      !commits.slice(i + 1).some((later) => later.offset >= before.offset),
-  );
-  if (unrecovered) return 'REWIND';
-  if (commits.some((c) => c.lag === 0)) return 'OK';
-  if (commits.every((c) => c.offset === first.offset)) return 'STALL';
-  if (steps.every(({ c, before }) => c.lag >= before.lag)) return 'WARN';
-  return 'OK';
+/**
+ * The lag of the commit the `i`-th reading shows, when it was made. Kafka-dated: the log end at
+ * that date. Else it was made after the reading before (which did not show it) and before this
+ * one, so midway; the log end at this reading alone would count what was produced after the
+ * commit: a run landing between a burst of production and the consumer's next commit would
+ * inflate that commit's lag, and the next commit's would drop. With no reading before it in the
+ * window, its lag is unknown (Burrow's nil lag), unless this reading shows it caught up, which
+ * it was then when made too.
+ */
+function lagWhenMade(window: readonly OffsetObservation[], i: number): number | null {
+  const shown = window[i];
+  if (shown?.committed == null) return null;
+  const before = window[i - 1];
+  let logEnd: number | null;
+  if (shown.committedAt !== undefined) logEnd = logEndAt(window, shown.committedAt);
+  else if (before !== undefined) {
+    logEnd = logEndAt(window, (before.observedAt + shown.observedAt) / 2);
+  } else logEnd = shown.logEnd <= shown.committed ? shown.logEnd : null;
+  return logEnd === null ? null : Math.max(0, logEnd - shown.committed);
+}
+
+/**
+ * The log end at time `at`, interpolated between the readings around it (the newest reading's
+ * after it); null before the oldest reading, where the window does not know it.
+ */
+export function logEndAt(window: readonly OffsetObservation[], at: number): number | null {
+  let before: OffsetObservation | undefined;
+  for (const o of window) {
+    if (o.observedAt === at) return o.logEnd;
+    if (o.observedAt < at) {
+      before = o;
+      continue;
+    }
+    if (before === undefined) return null;
+    const share = (at - before.observedAt) / (o.observedAt - before.observedAt);
+    return Math.round(before.logEnd + share * (o.logEnd - before.logEnd));
+  }
+  return before?.logEnd ?? null;
 }
 
 /** The newest step down among the commits, as the detail of Burrow's REWIND. */
-function latestStepDown(commits: readonly Commit[]): { rewind?: Rewind } {
+function latestStepDown(commits: readonly BurrowCommit[]): { rewind?: Rewind } {
   for (let i = commits.length - 1; i > 0; i--) {
     const from = commits[i - 1]?.offset;
     const to = commits[i]?.offset;
@@ -196,23 +252,25 @@ const SEVERITY: Readonly<Record<PartitionStatus, number>> = {
 
 /**
  * Group roll-up as Burrow's evaluateConsumerStatus: the worst partition (ties: the larger
- * current lag, then the first), every error status → ERR, WARN → WARN. Complete when every
- * partition is (Burrow: the complete share; 0 for no partitions).
+ * current lag, then the first), every error status → ERR, WARN → WARN. `complete` is the share
+ * of partitions whose window is full (Burrow: 0 for no partitions).
  */
 export function groupStatus(partitions: readonly PartitionEvaluation[]): {
   status: GroupStatus;
-  complete: boolean;
+  complete: number;
   worst: PartitionEvaluation | undefined;
 } {
   let worst: PartitionEvaluation | undefined;
+  let full = 0;
   for (const p of partitions) {
     const rank = SEVERITY[p.status] - (worst ? SEVERITY[worst.status] : -1);
     if (rank > 0 || (rank === 0 && (p.currentLag ?? -1) > (worst?.currentLag ?? -1))) worst = p;
+    if (p.complete >= 1) full++;
   }
   const severity = worst ? SEVERITY[worst.status] : 0;
   return {
     status: severity >= SEVERITY.STOP ? 'ERR' : severity === SEVERITY.WARN ? 'WARN' : 'OK',
-    complete: partitions.length > 0 && partitions.every((p) => p.complete),
+    complete: partitions.length === 0 ? 0 : full / partitions.length,
     worst,
   };
 }

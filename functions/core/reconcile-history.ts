@@ -3,8 +3,10 @@ import {
   historyItemId,
   type PartitionHistory,
   type PartitionStep,
+  recordHeld,
   stepPartition,
 } from './offset-changes.js';
+import type { HeldJudgement } from './offset-holds.js';
 import type { OffsetObservation } from './offset-status.js';
 import type { HistoryEntry, HistoryItem, OffsetHistory, StoredHistory } from './reconcile-ports.js';
 
@@ -30,7 +32,15 @@ const WRITES_IN_FLIGHT = 16;
 
 const at = (key: string) => key.lastIndexOf('#');
 
-export function openHistory(stored: StoredHistory, windowSize: number) {
+/**
+ * `heldForMs`: how long a held LOST or OUT_OF_RANGE keeps a partition that nothing else keeps
+ * (the retention: offset-holds.ts).
+ */
+export function openHistory(
+  stored: StoredHistory,
+  windowSize: number,
+  heldForMs = Number.POSITIVE_INFINITY,
+) {
   const items = new Map<string, OpenItem>();
   /** group \0 topic#partition → item key (group \0 id). */
   const located = new Map<string, string>();
@@ -79,23 +89,43 @@ export function openHistory(stored: StoredHistory, windowSize: number) {
       return out;
     },
 
-    /** Steps a partition with this run's observation; returns the window to judge. */
+    /**
+     * Steps a partition with this run's observation; returns the window to judge and the
+     * partition's history as stored before (its held finding, acknowledgement).
+     */
     observe(
       group: string,
       topic: string,
       partition: number,
       observation: OffsetObservation,
       owned: boolean,
-    ): PartitionStep {
+    ): PartitionStep & { readonly stored: PartitionHistory | undefined } {
       const open = itemFor(group, topic, partition);
       seen.add(`${group}\u0000${topic}#${partition}`);
-      const step = stepPartition(open.next.get(partition), observation, owned, windowSize);
+      const stored = open.next.get(partition);
+      const step = stepPartition(stored, observation, owned, windowSize, heldForMs);
       if (step.changed) {
         open.dirty = true;
         if (step.next) open.next.set(partition, step.next);
         else open.next.delete(partition);
       }
-      return step;
+      return { ...step, stored };
+    },
+
+    /** Records the run's held finding and acknowledgement of a partition still kept. */
+    hold(
+      group: string,
+      topic: string,
+      partition: number,
+      judged: Pick<HeldJudgement, 'held' | 'ack'>,
+    ): void {
+      const open = itemFor(group, topic, partition);
+      const current = open.next.get(partition);
+      if (current === undefined) return;
+      const { next, changed } = recordHeld(current, judged);
+      if (!changed) return;
+      open.next.set(partition, next);
+      open.dirty = true;
     },
 
     /**
@@ -158,10 +188,14 @@ export function historyEntries(stored: StoredHistory): HistoryEntry[] {
   for (const item of stored.items) {
     for (const [p, h] of item.partitions) {
       const key = `${item.topic}#${p}`;
+      // A held finding's good reading, once the window no longer shows it, goes first: the
+      // restore plan returns the group to it however many runs passed.
+      const good = h.held?.good;
+      const shown = good && h.changes.some((o) => o.observedAt === good.observedAt);
       entries.set(`${item.group}\u0000${key}`, {
         group: item.group,
         key,
-        window: h.changes,
+        window: good && !shown ? [good, ...h.changes] : h.changes,
         version: item.version,
       });
     }
@@ -171,4 +205,43 @@ export function historyEntries(stored: StoredHistory): HistoryEntry[] {
     if (!entries.has(id)) entries.set(id, entry);
   }
   return [...entries.values()];
+}
+
+/** One partition whose held finding an admin acknowledged. */
+export interface Acknowledged {
+  readonly topic: string;
+  readonly partition: number;
+  readonly status: 'LOST' | 'OUT_OF_RANGE';
+  readonly committed: number | null;
+}
+
+/**
+ * The items of `group` whose held findings are acknowledged at `at`: each held LOST or
+ * OUT_OF_RANGE is replaced by an acknowledgement of the commit it is about, so it reads OK
+ * until that commit changes (offset-holds.ts). Saved under each item's version.
+ */
+export function acknowledgeGroup(
+  stored: StoredHistory,
+  group: string,
+  at: number,
+): {
+  writes: Array<{ item: HistoryItem; partitions: Map<number, PartitionHistory> }>;
+  acknowledged: Acknowledged[];
+} {
+  const writes: Array<{ item: HistoryItem; partitions: Map<number, PartitionHistory> }> = [];
+  const acknowledged: Acknowledged[] = [];
+  for (const item of stored.items) {
+    if (item.group !== group) continue;
+    const partitions = new Map(item.partitions);
+    for (const [p, history] of item.partitions) {
+      if (history.held === undefined) continue;
+      const committed = history.changes[history.changes.length - 1]?.committed ?? null;
+      const { held, ...rest } = history;
+      partitions.set(p, { ...rest, ack: { at, committed } });
+      acknowledged.push({ topic: item.topic, partition: p, status: held.status, committed });
+    }
+    if (acknowledged.some((a) => a.topic === item.topic)) writes.push({ item, partitions });
+  }
+  acknowledged.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+  return { writes, acknowledged };
 }

@@ -1,5 +1,6 @@
 import { dated, findingsDigest, summarize } from './group-report.js';
 import { type MappingRepairs, repairMappings } from './mappings.js';
+import { judgeHeld } from './offset-holds.js';
 import {
   evaluatePartition,
   type OffsetObservation,
@@ -20,6 +21,10 @@ import { type Pruned, pruneReports, type RetentionOptions } from './reconcile-re
 export interface ReconcileOptions extends RetentionOptions {
   /** Observations kept per partition (Burrow's intervals). */
   readonly windowSize: number;
+  /** A lag at or below it counts as zero (Burrow's `allowed-lag`); default 0. */
+  readonly allowedLag?: number;
+  /** Windows less complete than this are not judged by Burrow's rules (Burrow's `minimum-complete`). */
+  readonly minimumComplete?: number;
   /** How long a gone member's mappings are kept. */
   readonly graceMs: number;
 }
@@ -41,7 +46,8 @@ export interface GroupReport {
   readonly group: string;
   readonly state: string;
   readonly status: 'OK' | 'WARN' | 'ERR';
-  readonly complete: boolean;
+  /** Burrow's: the share of partitions whose window is full. */
+  readonly complete: number;
   readonly partitionCount: number;
   readonly maxLag: number;
   readonly totalLag: number;
@@ -73,8 +79,17 @@ export interface ReconcilePorts {
 }
 
 export function createReconciler(ports: ReconcilePorts, options: ReconcileOptions) {
+  const settings = {
+    size: options.windowSize,
+    allowedLag: options.allowedLag ?? 0,
+    minimumComplete: options.minimumComplete ?? 0,
+  };
   async function run(): Promise<ReconcileReport> {
-    const history = openHistory(await ports.history.loadAll(), options.windowSize);
+    const history = openHistory(
+      await ports.history.loadAll(),
+      options.windowSize,
+      options.retentionMs,
+    );
     const snapshot = await ports.source.read(history.known());
     const mappings = await repairMappings(ports.mappings, snapshot, options.graceMs);
     const at = snapshot.observedAt;
@@ -138,24 +153,30 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
     const partitions: PartitionReport[] = [];
     for (const offsets of group.partitions) {
       const owner = owners.get(`${offsets.topic}#${offsets.partition}`);
-      // Kafka does not say when an offset was committed. A partition with a live owner is taken
-      // as committing now (consumers commit on an interval even without progress), so an
-      // unchanged offset reads as STALL; without an owner nothing commits, which reads as STOP.
+      // Kafka does not say when an offset was committed: a commit is dated by the first run
+      // that sees it (offset-status.ts), and a live owner tells a stalled consumer from one
+      // that stopped.
       const observation: OffsetObservation = {
         observedAt,
         committed: offsets.committed,
         logStart: offsets.logStart,
         logEnd: offsets.logEnd,
-        ...(owner && offsets.committed !== null && { committedAt: observedAt }),
       };
-      const { window } = history.observe(
+      const { window, stored } = history.observe(
         group.groupId,
         offsets.topic,
         offsets.partition,
         observation,
         owner !== undefined,
       );
-      const evaluation = evaluatePartition(window, observedAt, options.windowSize);
+      const judged = judgeHeld(
+        evaluatePartition(window, observedAt, settings, { owned: owner !== undefined }),
+        window,
+        stored ?? {},
+        observedAt,
+      );
+      history.hold(group.groupId, offsets.topic, offsets.partition, judged);
+      const evaluation = judged.evaluation;
       partitions.push({
         ...evaluation,
         topic: offsets.topic,

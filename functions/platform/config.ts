@@ -32,6 +32,18 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+function fraction(env: Env, name: string, fallback: number): number {
+  const text = optional(env, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || value > 1) {
+    throw new ConfigurationError(`${name} must be a number from 0 to 1, got "${text}"`, {
+      field: name,
+    });
+  }
+  return value;
+}
+
 function list(env: Env, name: string): string[] {
   return (optional(env, name) ?? '')
     .split(',')
@@ -230,6 +242,12 @@ export interface ReconcileConfig extends CommonConfig {
   };
   /** Observations kept per partition, as Burrow's intervals. */
   readonly windowSize: number;
+  /** Burrow's `allowed-lag`: a lag at or below it counts as zero (default 0). */
+  readonly allowedLag: number;
+  /** Burrow's `minimum-complete`: windows less full than this share are judged OK (default 0). */
+  readonly minimumComplete: number;
+  /** The cluster's name on the Burrow routes (besides its Kafka cluster id); optional. */
+  readonly burrowClusterName: string | undefined;
   /** How long mappings of a member that left are kept. */
   readonly mappingGraceMs: number;
   /** How long dated reports, reports of gone groups and unobserved offset history are kept. */
@@ -247,6 +265,9 @@ export function loadReconcileConfig(env: Env = process.env): ReconcileConfig {
       reconcileReports: required(env, 'TALLY_RECONCILE_REPORTS_TABLE'),
     },
     windowSize: integer(env, 'TALLY_RECONCILE_WINDOW', 10, 2, 100),
+    allowedLag: integer(env, 'TALLY_BURROW_ALLOWED_LAG', 0, 0, Number.MAX_SAFE_INTEGER),
+    minimumComplete: fraction(env, 'TALLY_BURROW_MINIMUM_COMPLETE', 0),
+    burrowClusterName: optional(env, 'TALLY_BURROW_CLUSTER_NAME'),
     mappingGraceMs: integer(env, 'TALLY_MAPPING_GRACE_SECONDS', 300, 0, 86_400) * 1000,
     retentionMs: integer(env, 'TALLY_RECONCILE_RETENTION_DAYS', 14, 1, 365) * 86_400_000,
     restoresKept: integer(env, 'TALLY_RESTORE_RECORDS_KEPT', 100, 1, 10_000),

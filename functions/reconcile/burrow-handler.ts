@@ -1,39 +1,79 @@
-// GET /v3/kafka/{cluster}/consumer/{group}/status and /lag — Burrow-compatible reads of the
-// latest reconcile report, so Burrow dashboards keep working.
-import { burrowStatus } from '../core/burrow.js';
+// Burrow's read API (its httpserver/kafka.go routes) from the latest reconcile reports, so Burrow
+// dashboards and exporters work against Tally: /burrow/admin, /v3/kafka, /v3/kafka/{cluster},
+// …/consumer, …/consumer/{group}, …/status, …/lag, …/topic, …/topic/{topic}, …/consumers.
+import {
+  clusterDetail,
+  clusterList,
+  clusterName,
+  consumerDetail,
+  consumerList,
+  consumerStatus,
+  isCluster,
+  notFound,
+  topicConsumers,
+  topicDetail,
+  topicList,
+  topicsOf,
+} from '../core/burrow.js';
 import type { GroupReport } from '../core/reconcile.js';
-import { httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
+import { httpHandler, json } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 
+const text = (body: string) => ({
+  statusCode: 200,
+  headers: { 'content-type': 'text/plain' },
+  body,
+});
+
 export const handler = httpHandler('read', async (event) => {
+  const path = event.rawPath.replace(/\/+$/, '');
+  if (path === '/burrow/admin') return text('GOOD');
   const rt = await reconcileRuntime();
-  const cluster = pathParameter(event, 'cluster');
-  const group = idParameter(event, 'group');
-  const all = event.rawPath.endsWith('/lag');
   const request = { url: event.rawPath, host: event.requestContext?.domainName ?? '' };
-  const report = (await rt.reports.latestGroupReport(group)) as GroupReport | undefined;
-  if (cluster !== (await rt.source.clusterId()) || report === undefined) {
-    return json(404, {
-      error_code: 404,
-      error: true,
-      message: 'cluster or consumer not found',
-      status: {
-        cluster,
-        group,
-        status: 'NOTFOUND',
-        complete: 1,
-        partitions: [],
-        partition_count: 0,
-        maxlag: null,
-        totallag: 0,
-      },
-      request,
-    });
+  const id = await rt.source.clusterId();
+  const configured = rt.config.burrowClusterName;
+  const name = clusterName(id, configured);
+  const parts = path.split('/').slice(3).map(decodeURIComponent); // after /v3/kafka
+  const answer = (a: { statusCode: number; body: object }) => json(a.statusCode, a.body);
+  if (parts.length === 0) return answer(clusterList(request, name));
+  const [cluster = '', kind, item, sub] = parts;
+  if (!isCluster(cluster, id, configured)) {
+    return answer(
+      notFound(
+        request,
+        kind === 'consumer' && item ? 'cluster or consumer not found' : 'cluster not found',
+      ),
+    );
   }
-  return json(200, {
-    error: false,
-    message: all ? 'consumer lag returned' : 'consumer status returned',
-    status: burrowStatus(cluster, report, all),
-    request,
-  });
+  const latest = async (group: string) =>
+    (await rt.reports.latestGroupReport(group)) as GroupReport | undefined;
+  const allReports = async () => {
+    const groups = [...(await rt.reports.reportedGroups()).keys()];
+    const reports = await Promise.all(groups.map(latest));
+    return reports.filter((r): r is GroupReport => r !== undefined);
+  };
+  if (kind === undefined) {
+    const servers =
+      rt.config.kafka.kind === 'brokers' ? rt.config.kafka.brokers : [rt.config.kafka.clusterArn];
+    return answer(clusterDetail(request, servers));
+  }
+  if (kind === 'consumer') {
+    if (item === undefined)
+      return answer(consumerList(request, [...(await rt.reports.reportedGroups()).keys()]));
+    const report = await latest(item);
+    if (sub === 'status' || sub === 'lag') {
+      return answer(consumerStatus(request, cluster, item, report, sub === 'lag'));
+    }
+    if (report === undefined) return answer(notFound(request, 'cluster or consumer not found'));
+    return answer(consumerDetail(request, report));
+  }
+  const topics = topicsOf(await allReports());
+  if (item === undefined) return answer(topicList(request, topics.keys()));
+  const topic = topics.get(item);
+  if (sub === 'consumers') {
+    if (topic === undefined) return answer(notFound(request, 'cluster not found'));
+    return answer(topicConsumers(request, topic.groups));
+  }
+  if (topic === undefined) return answer(notFound(request, 'cluster or topic not found'));
+  return answer(topicDetail(request, topic.ends));
 });

@@ -1,5 +1,5 @@
-import { GroupNotEmptyError } from '../core/errors.js';
-import { historyEntries } from '../core/reconcile-history.js';
+import { ConflictError, GroupNotEmptyError } from '../core/errors.js';
+import { type Acknowledged, acknowledgeGroup, historyEntries } from '../core/reconcile-history.js';
 import { planRestore, type RestorePlan } from '../core/restore.js';
 import type { ReconcileRuntime } from './runtime.js';
 
@@ -62,4 +62,37 @@ export async function executeRestore(
   // Chunked (restore-records.ts): one item holds 400 KB, ~6,000 partitions of this record.
   await rt.restores.save(record);
   return record;
+}
+
+/** Saves attempted before giving up on runs that keep saving the same items first. */
+const ACKNOWLEDGE_ATTEMPTS = 3;
+
+/**
+ * Acknowledges the group's held findings (reconcile-history.ts acknowledgeGroup), saving each
+ * item under the version it was read at; an item another run saved first is read again.
+ */
+export async function acknowledgeFindings(
+  rt: Pick<ReconcileRuntime, 'history'>,
+  group: string,
+  at: number,
+): Promise<Acknowledged[]> {
+  const done: Acknowledged[] = [];
+  for (let attempt = 0; attempt < ACKNOWLEDGE_ATTEMPTS; attempt++) {
+    const { writes, acknowledged } = acknowledgeGroup(await rt.history.loadAll(), group, at);
+    let conflicts = 0;
+    for (const { item, partitions } of writes) {
+      if (await rt.history.save(item, partitions)) {
+        done.push(
+          ...acknowledged.filter((a) => a.topic === item.topic && partitions.has(a.partition)),
+        );
+      } else {
+        conflicts++;
+      }
+    }
+    if (conflicts === 0) return done;
+  }
+  throw new ConflictError(
+    `group_id: the offset history of ${group} kept changing under concurrent reconcile runs; try again`,
+    { field: 'group_id' },
+  );
 }

@@ -26,6 +26,8 @@ async function build(config: ReconcileConfig) {
     { source, history, reports, mappings: createMappingStore(documents, config.tables.mappings) },
     {
       windowSize: config.windowSize,
+      allowedLag: config.allowedLag,
+      minimumComplete: config.minimumComplete,
       graceMs: config.mappingGraceMs,
       retentionMs: config.retentionMs,
       pruneBudget: PRUNE_BUDGET,

@@ -25,7 +25,11 @@ export function rateMs(expression: string): number | undefined {
   return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
 }
 
-/** The `schedule` events of serverless.yml, per function. */
+/**
+ * The `schedule` events of serverless.yml, per function: those enabled in AWS. `enabled` is read
+ * unresolved, so only a literal `false` disables one; serverless.yml's per-stage expression turns
+ * serverless-offline's own scheduler off for stage local, where this module is the one scheduler.
+ */
 export function readSchedules(env: NodeJS.ProcessEnv = process.env, stage = 'local'): Schedule[] {
   const config = parse(readFileSync(SERVERLESS_YML, 'utf8')) as {
     service: string;

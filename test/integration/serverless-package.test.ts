@@ -66,6 +66,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
       Lookup: ['GET /v3/clusters/{cluster_id}/records/lookup'],
       ReconcileNow: ['POST /v3/clusters/{cluster_id}/reconcile'],
       Restore: ['POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore'],
+      Acknowledge: ['POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/acknowledge'],
       ConsumerGroup: ['GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}'],
       Receipts: ['POST /v3/clusters/{cluster_id}/receipts'],
       AuditNow: ['POST /v3/clusters/{cluster_id}/audits'],
@@ -73,8 +74,16 @@ describe('serverless package (offline, no AWS credentials)', () => {
       Approvals: ['GET /v3/clusters/{cluster_id}/approvals'],
       Approve: ['POST /v3/clusters/{cluster_id}/approvals/{token}'],
       Burrow: [
+        'GET /burrow/admin',
+        'GET /v3/kafka',
+        'GET /v3/kafka/{cluster}',
+        'GET /v3/kafka/{cluster}/consumer',
+        'GET /v3/kafka/{cluster}/consumer/{group}',
         'GET /v3/kafka/{cluster}/consumer/{group}/status',
         'GET /v3/kafka/{cluster}/consumer/{group}/lag',
+        'GET /v3/kafka/{cluster}/topic',
+        'GET /v3/kafka/{cluster}/topic/{topic}',
+        'GET /v3/kafka/{cluster}/topic/{topic}/consumers',
       ],
     };
     const routeKeys = Object.values(template.Resources)
@@ -84,7 +93,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     const routeResources = Object.values(template.Resources).filter(
       (resource) => resource.Type === 'AWS::ApiGatewayV2::Route',
     );
-    expect(routeResources.length).toBe(16);
+    expect(routeResources.length).toBe(25);
     for (const route of routeResources) {
       expect(route.Properties, String(route.Properties.RouteKey)).toMatchObject({
         AuthorizationType: 'JWT',

@@ -15,7 +15,7 @@ describe('summarize', () => {
       start: null,
       end: null,
       status: 'OK',
-      complete: true,
+      complete: 1,
       currentLag: partition % 7,
       timeLagSeconds: partition === 123_456 ? 99 : 1,
     }));

@@ -58,13 +58,16 @@ describe('appendObservation', () => {
 });
 
 describe('Tally checks on the newest observation (before Burrow)', () => {
-  it('LOST: the commit is gone after earlier commits, with the last good offset', () => {
+  it('LOST: the commit is gone after earlier commits, with the last good offset and its lag', () => {
     const e = judge(win([100, 200], [200, 300], [null, 400]));
     expect(e).toEqual({
       status: 'LOST',
-      complete: true,
-      currentLag: null,
-      timeLagSeconds: null,
+      complete: 1,
+      // What the group has to read again once returned to 200: the log end is 400, and the
+      // log ended at 200 at the first reading, 120 s ago.
+      currentLag: 200,
+      timeLagSeconds: 120,
+      timeLagBasis: 'INTERPOLATED',
       lost: { lastGoodOffset: 200, lastGoodAt: at(1) },
     });
   });
@@ -83,7 +86,7 @@ describe('Tally checks on the newest observation (before Burrow)', () => {
   it('no commit ever in the window: OK with no lag (nothing to judge)', () => {
     expect(judge(win([null, 100], [null, 900]), 10 * STEP)).toEqual({
       status: 'OK',
-      complete: true,
+      complete: 1,
       currentLag: null,
       timeLagSeconds: null,
     });
@@ -163,24 +166,27 @@ describe("Burrow's rules (caching_test.go cases in our terms)", () => {
     expect(e).toMatchObject({ status: 'OK', currentLag: 0 });
   });
 
-  it('#10 NOT STOP while the last commit caught up with a logEnd in the window (→ WARN)', () => {
-    // The group reached 200, where the log ended at the first reading, then stopped.
-    const e = judge(win([100, 200], [200, 300], [200, 400], [200, 500]));
-    expect(e).toMatchObject({ status: 'WARN', currentLag: 300 });
+  it('#10 NOT STOP while a reading since the last commit shows it caught up (→ OK)', () => {
+    // The group committed 200 and the log ended there when that was read; then it stopped
+    // while the log grew. The caught-up reading is "recent": Burrow holds off STOP.
+    const e = judge(win([100, 150], [200, 200], [200, 300], [200, 400], [200, 500]));
+    expect(e).toMatchObject({ status: 'OK', currentLag: 300 });
   });
 
-  it('#9 STOP once that caught-up reading has left the window', () => {
+  it('#9 STOP when only readings before the last commit were at or below it (#290)', () => {
+    // The log ended at 200 when the group had committed 100; it committed 200 later, when the
+    // log had grown: it was never seen caught up after its last commit.
+    const e = judge(win([100, 200], [200, 300], [200, 400], [200, 500]));
+    expect(e).toMatchObject({ status: 'STOP', currentLag: 300 });
+  });
+
+  it('#9 STOP once the caught-up reading has left the window', () => {
     const window = appendObservation(
-      win([100, 200], [200, 300], [200, 400], [200, 500]),
-      {
-        observedAt: at(4),
-        committed: 200,
-        logStart: 0,
-        logEnd: 600,
-      },
+      win([100, 150], [200, 200], [200, 300], [200, 400], [200, 500]),
+      { observedAt: at(5), committed: 200, logStart: 0, logEnd: 600 },
       4,
     );
-    expect(evaluatePartition(window, at(4), 4)).toMatchObject({ status: 'STOP', currentLag: 400 });
+    expect(evaluatePartition(window, at(5), 4)).toMatchObject({ status: 'STOP', currentLag: 400 });
   });
 
   it('#5 STALL: the same offset re-committed while lag grows', () => {
@@ -200,6 +206,12 @@ describe("Burrow's rules (caching_test.go cases in our terms)", () => {
 
   it('an unchanged offset without commit times reads as STOP: re-commits are not visible', () => {
     expect(judge(win([1000, 1100], [1000, 1150], [1000, 1200], [1000, 1300])).status).toBe('STOP');
+  });
+
+  it('… and as STALL while a member owns the partition (its consumer is alive)', () => {
+    const window = win([1000, 1100], [1000, 1150], [1000, 1200], [1000, 1300]);
+    const e = evaluatePartition(window, at(3), 4, { owned: true });
+    expect(e).toMatchObject({ status: 'STALL', currentLag: 300 });
   });
 
   it('a rewind that climbs back is ignored (checkIfRewindRecovered): the other rules decide', () => {
@@ -267,13 +279,39 @@ describe('precedence when several rules apply', () => {
 });
 
 describe('complete and the window size', () => {
-  it('a short window is not complete, and is still judged (Burrow: minimum-complete 0)', () => {
+  it('a short window is partly complete, and is still judged (Burrow: minimum-complete 0)', () => {
     const e = evaluatePartition(win([1000, 6000], [2000, 7050]), at(1), 10);
-    expect(e).toMatchObject({ status: 'WARN', complete: false });
+    expect(e).toMatchObject({ status: 'WARN', complete: 0.2 });
+  });
+
+  it("below minimum-complete Burrow's rules are not applied (OK); at it they are", () => {
+    const window = win([1000, 6000], [2000, 7050]);
+    const settings = (minimumComplete: number) => ({ size: 10, minimumComplete });
+    expect(evaluatePartition(window, at(1), settings(0.5)).status).toBe('OK');
+    expect(evaluatePartition(window, at(1), settings(0.2)).status).toBe('WARN');
+  });
+
+  it("… while Tally's own checks on the newest reading still apply", () => {
+    const window = win([1000, 6000], [500, 7050]);
+    expect(evaluatePartition(window, at(1), { size: 10, minimumComplete: 1 }).status).toBe(
+      'REWIND',
+    );
+  });
+
+  it('allowed-lag: a lag at or below it counts as zero', () => {
+    // Lag 1 everywhere (a transactional producer's marker) and commits stopped: STOP at 0.
+    const window = win([1000, 1001], [1000, 1001], [1000, 1001]);
+    expect(evaluatePartition(window, at(9), 3).status).toBe('STOP');
+    expect(evaluatePartition(window, at(9), { size: 3, allowedLag: 1 }).status).toBe('OK');
+    // Commits with lags (when made, midway between readings) 1 and 3; current lag 9.
+    const behind = win([1000, 1005], [1010, 1017], [1020, 1029]);
+    expect(evaluatePartition(behind, at(2), 3)).toMatchObject({ status: 'WARN', currentLag: 9 });
+    expect(evaluatePartition(behind, at(2), { size: 3, allowedLag: 1 }).status).toBe('OK');
+    expect(evaluatePartition(behind, at(2), { size: 3, allowedLag: 9 }).status).toBe('OK');
   });
 
   it('a full window is complete', () => {
-    expect(evaluatePartition(win([1, 1], [2, 2]), at(1), 2).complete).toBe(true);
+    expect(evaluatePartition(win([1, 1], [2, 2]), at(1), 2).complete).toBe(1);
   });
 
   it('only the newest `size` observations are judged', () => {
@@ -284,7 +322,7 @@ describe('complete and the window size', () => {
 });
 
 describe('groupStatus', () => {
-  const part = (status: PartitionStatus, currentLag: number | null = 0, complete = true) =>
+  const part = (status: PartitionStatus, currentLag: number | null = 0, complete = 1) =>
     ({ status, complete, currentLag, timeLagSeconds: null }) satisfies PartitionEvaluation;
 
   it.each<PartitionStatus>(['STOP', 'STALL', 'REWIND', 'LOST', 'OUT_OF_RANGE'])(
@@ -301,7 +339,7 @@ describe('groupStatus', () => {
     const warn = part('WARN', 1);
     expect(groupStatus([part('OK'), warn])).toEqual({
       status: 'WARN',
-      complete: true,
+      complete: 1,
       worst: warn,
     });
     expect(groupStatus([part('OK'), part('OK')]).status).toBe('OK');
@@ -322,9 +360,10 @@ describe('groupStatus', () => {
     expect(groupStatus([first, part('STOP', 5)]).worst).toBe(first);
   });
 
-  it('complete only when every partition is; no partitions is OK and not complete', () => {
-    expect(groupStatus([part('OK'), part('OK', 0, false)]).complete).toBe(false);
-    expect(groupStatus([])).toEqual({ status: 'OK', complete: false, worst: undefined });
+  it('complete is the share of full partitions; no partitions is OK and 0 complete', () => {
+    expect(groupStatus([part('OK'), part('OK', 0, 0.5)]).complete).toBe(0.5);
+    expect(groupStatus([part('OK'), part('OK', 0, 1)]).complete).toBe(1);
+    expect(groupStatus([])).toEqual({ status: 'OK', complete: 0, worst: undefined });
   });
 });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { stepPartition } from '../../functions/core/offset-changes.js';
 import { createReconciler } from '../../functions/core/reconcile.js';
+import { historyEntries } from '../../functions/core/reconcile-history.js';
+import { planRestore } from '../../functions/core/restore.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
 import { memoryHistory, memoryMappings, memoryReports } from '../helpers/reconcile-stores.js';
 
@@ -142,21 +144,50 @@ describe('reconcile writes what changed', () => {
     }
   });
 
-  it('retires a partition whose commit is gone after a window of LOST, then writes nothing', async () => {
+  it('holds LOST with its last good offset and real lag for the retention, then retires it', async () => {
     const cluster = clusterOf(1);
     const { history, run } = setup(cluster);
     await run(T0);
     cluster.groups.delete('g0'); // Kafka expired the group's offsets
+    const log = cluster.topics.get('t')?.[0];
     const statuses: string[] = [];
-    for (let i = 1; i <= WINDOW + 1; i++) {
+    // Far more runs than the window holds, the log growing all along.
+    for (let i = 1; i <= 3 * WINDOW; i++) {
+      if (log) log.logEnd += 5;
       const report = await run(T0 + i * MINUTE);
-      statuses.push(report.groups[0]?.partitions[0]?.status ?? 'gone');
+      const p0 = report.groups[0]?.partitions[0];
+      statuses.push(p0?.status ?? 'gone');
+      expect(p0).toMatchObject({ lost: { lastGoodOffset: 2 }, currentLag: (log?.logEnd ?? 0) - 2 });
     }
-    expect(statuses.slice(0, WINDOW - 1).every((s) => s === 'LOST')).toBe(true);
+    expect(new Set(statuses)).toEqual(new Set(['LOST']));
+    const plan = planRestore('g0', historyEntries(await history.loadAll()));
+    expect(plan.partitions.map((p) => [p.partition, p.target])).toContainEqual([0, 2]);
+    // Quiet runs write nothing while it is held.
+    history.writes = 0;
+    await run(T0 + 40 * MINUTE);
+    await run(T0 + 41 * MINUTE);
+    expect(history.writes).toBe(0);
+    // Past the retention it is let go: a window of "no commit" readings, then retired.
+    for (let i = 0; i <= WINDOW; i++) await run(T0 + options.retentionMs + (i + 1) * MINUTE);
     expect(history.table.count).toBe(0);
     history.writes = 0;
-    await run(T0 + 100 * MINUTE);
+    await run(T0 + options.retentionMs + 100 * MINUTE);
     expect(history.writes).toBe(0);
+  });
+
+  it('releases LOST when the group commits inside the log again', async () => {
+    const cluster = clusterOf(1);
+    const { run } = setup(cluster);
+    await run(T0);
+    const commits = cluster.groups.get('g0')?.commits;
+    for (let p = 0; p < 10; p++) commits?.delete(`t#${p}`);
+    commits?.set('t#9', 2); // one partition keeps the group readable with the others gone
+    for (let i = 1; i <= 2 * WINDOW; i++) await run(T0 + i * MINUTE);
+    commits?.set('t#0', 3);
+    const report = await run(T0 + 30 * MINUTE);
+    const partitions = report.groups[0]?.partitions ?? [];
+    expect(partitions.find((p) => p.partition === 0)).toMatchObject({ status: 'OK', committed: 3 });
+    expect(partitions.find((p) => p.partition === 1)?.status).toBe('LOST');
   });
 
   it('reads history stored one item per partition and moves it into items, keeping the window', async () => {

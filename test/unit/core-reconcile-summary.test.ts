@@ -12,7 +12,7 @@ const group = (i: number, status: GroupReport['status'], affected = 0): GroupRep
   group: `g-${String(i).padStart(5, '0')}`,
   state: 'Stable',
   status,
-  complete: true,
+  complete: 1,
   partitionCount: 10,
   maxLag: 0,
   totalLag: 0,

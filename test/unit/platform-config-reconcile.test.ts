@@ -33,3 +33,35 @@ describe('loadReconcileConfig: retention', () => {
     expect(() => loadReconcileConfig({ ...ENV, [name]: value })).toThrow(name);
   });
 });
+
+describe("loadReconcileConfig: Burrow's evaluator settings", () => {
+  it("defaults to Burrow's: allowed-lag 0, minimum-complete 0", () => {
+    expect(loadReconcileConfig(ENV)).toMatchObject({ allowedLag: 0, minimumComplete: 0 });
+    expect(
+      loadReconcileConfig({
+        ...ENV,
+        TALLY_BURROW_ALLOWED_LAG: '1',
+        TALLY_BURROW_MINIMUM_COMPLETE: '0.5',
+      }),
+    ).toMatchObject({ allowedLag: 1, minimumComplete: 0.5 });
+  });
+
+  it.each([
+    ['TALLY_BURROW_ALLOWED_LAG', '-1'],
+    ['TALLY_BURROW_ALLOWED_LAG', '1.5'],
+    ['TALLY_BURROW_MINIMUM_COMPLETE', '1.01'],
+    ['TALLY_BURROW_MINIMUM_COMPLETE', 'half'],
+  ])('refuses %s=%s, naming it', (name, value) => {
+    expect(() => loadReconcileConfig({ ...ENV, [name]: value })).toThrow(ConfigurationError);
+    expect(() => loadReconcileConfig({ ...ENV, [name]: value })).toThrow(name);
+  });
+});
+
+describe('loadReconcileConfig: the Burrow cluster name', () => {
+  it('is optional, and read when given', () => {
+    expect(loadReconcileConfig(ENV).burrowClusterName).toBeUndefined();
+    expect(
+      loadReconcileConfig({ ...ENV, TALLY_BURROW_CLUSTER_NAME: ' prod-east ' }).burrowClusterName,
+    ).toBe('prod-east');
+  });
+});

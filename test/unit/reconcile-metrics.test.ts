@@ -15,13 +15,33 @@ const report = (complete: boolean): ReconcileReport => ({
       group: 'billing',
       state: 'Empty',
       status: 'ERR',
-      complete: true,
+      complete: 1,
       partitionCount: 2,
       maxLag: 14,
       totalLag: 20,
       maxTimeLagSeconds: 90,
       anomalies: { REWIND: 1, LOST: 1 },
-      partitions: [],
+      partitions: [
+        { topic: 'orders', currentLag: 14 },
+        { topic: 'orders', currentLag: 4 },
+        { topic: 'refunds', currentLag: 2 },
+      ].map(
+        (p, partition) =>
+          ({
+            ...p,
+            partition,
+            status: 'OK',
+            complete: 1,
+            timeLagSeconds: null,
+            owner: null,
+            clientId: null,
+            committed: 0,
+            logStart: 0,
+            logEnd: 0,
+            start: null,
+            end: null,
+          }) as const,
+      ),
     },
   ],
 });
@@ -40,6 +60,21 @@ describe('reconcile EMF metrics', () => {
     ]);
     expect(blobs.every((b) => b._aws.CloudWatchMetrics[0]?.Namespace === 'Tally')).toBe(true);
     expect(named('PartialRuns')).toEqual([]);
+  });
+
+  it('emits total lag and status (Burrow numbers) per group, and total lag per group and topic', () => {
+    const blobs = emitted(report(true));
+    expect(withMetric(blobs, 'TotalOffsetLag')[0]).toMatchObject({
+      group: 'billing',
+      TotalOffsetLag: 20,
+    });
+    expect(withMetric(blobs, 'GroupStatus')[0]).toMatchObject({ group: 'billing', GroupStatus: 3 });
+    expect(
+      withMetric(blobs, 'TopicTotalOffsetLag').map((b) => [b.topic, b.TopicTotalOffsetLag]),
+    ).toEqual([
+      ['orders', 18],
+      ['refunds', 2],
+    ]);
   });
 
   it('counts a partial run', () => {

@@ -1,0 +1,25 @@
+// POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/acknowledge — an admin acknowledges
+// a group's held LOST and OUT_OF_RANGE findings: they read OK from the next run until the
+// group's commit changes (core/offset-holds.ts). No body.
+import { InvalidInputError } from '../core/errors.js';
+import {
+  bodyBytes,
+  httpHandler,
+  idParameter,
+  json,
+  pathParameter,
+  requireCluster,
+} from '../platform/http.js';
+import { acknowledgeFindings } from './restore-actions.js';
+import { reconcileRuntime } from './runtime.js';
+
+export const handler = httpHandler('admin', async (event) => {
+  const rt = await reconcileRuntime();
+  const clusterId = pathParameter(event, 'cluster_id');
+  requireCluster(clusterId, await rt.source.clusterId());
+  const group = idParameter(event, 'group_id');
+  if (bodyBytes(event).toString('utf8').trim() !== '') {
+    throw new InvalidInputError('body: acknowledge takes no body', { field: 'body' });
+  }
+  return json(200, { group, acknowledged: await acknowledgeFindings(rt, group, Date.now()) });
+});
