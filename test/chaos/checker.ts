@@ -41,6 +41,8 @@ interface Report {
   readonly id: string;
   readonly error_code: number;
   readonly outcome?: string;
+  readonly retriable?: boolean;
+  readonly message?: string;
   readonly stream?: string;
   readonly seq?: number;
   readonly partition_id?: number;
@@ -272,6 +274,8 @@ export async function checkChaosRun(
 
   // 1. What each client was answered; its final word per seq.
   const lost = new Set<number>();
+  // Too few in-sync replicas (two brokers down): named as such, and retriable.
+  let notEnoughReplicas = 0;
   const finalAnswer = new Map<number, Report>();
   const ordered = [...answers].sort(
     (a, b) => a.request.localeCompare(b.request) || a.attempt - b.attempt,
@@ -281,6 +285,13 @@ export async function checkChaosRun(
       if (report.seq === undefined || (report.stream !== undefined && report.stream !== stream))
         continue;
       finalAnswer.set(report.seq, report);
+      if (report.message?.includes('NOT_ENOUGH_REPLICAS')) {
+        notEnoughReplicas++;
+        if (report.retriable !== true)
+          fail(
+            `${answer.request}: seq ${report.seq} refused for too few in-sync replicas, answered not retriable`,
+          );
+      }
       if (report.error_code === 200 && !inLogAt(report.seq, report.partition_id, report.offset)) {
         lost.add(report.seq);
         fail(
@@ -406,6 +417,7 @@ export async function checkChaosRun(
     ...tally,
     inLog: records.length - untracked,
     faults: faults.length,
+    notEnoughReplicas,
     duplicates,
     explained,
     sameSession,
