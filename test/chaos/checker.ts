@@ -25,8 +25,8 @@ export interface ChaosManifest {
   readonly commitsFile: string;
 }
 
-type Fate = 'ACKED' | 'FAILED' | 'NOT_SENT' | 'UNKNOWN' | 'VOID';
-interface LedgerFate {
+export type Fate = 'ACKED' | 'FAILED' | 'NOT_SENT' | 'UNKNOWN' | 'VOID';
+export interface LedgerFate {
   readonly status: Fate;
   readonly partition?: number;
   readonly offset?: number;
@@ -37,7 +37,7 @@ interface LogCopy {
   readonly session: string;
   readonly value: string;
 }
-interface Report {
+export interface Report {
   readonly id: string;
   readonly error_code: number;
   readonly outcome?: string;
@@ -48,7 +48,7 @@ interface Report {
   readonly partition_id?: number;
   readonly offset?: number;
 }
-interface Answer {
+export interface Answer {
   readonly request: string;
   readonly attempt: number;
   readonly status: number;
@@ -189,12 +189,12 @@ async function readLedger(manifest: ChaosManifest, stream: string) {
   }
 }
 
-interface AuditDuplicate {
+export interface AuditDuplicate {
   readonly seq: number;
   readonly times: number;
   readonly copies: ReadonlyArray<{ readonly partition: number; readonly offset: number }>;
 }
-interface AuditStream {
+export interface AuditStream {
   readonly stream: string;
   readonly producerDuplicates: readonly AuditDuplicate[];
   readonly lost: ReadonlyArray<{ readonly from: number; readonly to: number }>;
@@ -218,36 +218,76 @@ export interface CheckOptions {
   readonly tolerate?: ReadonlyArray<'sameSession'>;
 }
 
+/** Everything the checker judges, as read: the pure `judgeChaosRun` takes this. */
+export interface ChaosEvidence {
+  readonly seed: number;
+  readonly stream: string;
+  readonly records: ReadonlyArray<{
+    readonly partition: number;
+    readonly offset: number;
+    readonly headers: Record<string, unknown>;
+    readonly value: string;
+  }>;
+  readonly lowWatermarks: readonly number[];
+  readonly lastSeq: number;
+  readonly fates: ReadonlyMap<number, readonly LedgerFate[]>;
+  readonly answers: readonly Answer[];
+  readonly faults: ReadonlyArray<{ readonly phase: string }>;
+  readonly audits: ReadonlyArray<{
+    readonly label: string;
+    readonly report?: { readonly complete: boolean; readonly streams: readonly AuditStream[] };
+    readonly error?: string;
+  }>;
+  readonly reconciles: ReadonlyArray<{
+    readonly summary?: {
+      readonly problems: ReadonlyArray<{
+        readonly group: string;
+        readonly anomalies: Readonly<Record<string, number>>;
+      }>;
+    };
+  }>;
+  readonly commits: ReadonlyArray<{
+    readonly group: string;
+    readonly partition: number;
+    readonly offset: number;
+  }>;
+}
+
+/** Reads the run's evidence (the topic, the ledger, the files) and judges it. */
 export async function checkChaosRun(
   manifest: ChaosManifest,
   options: CheckOptions = {},
 ): Promise<CheckResult> {
+  const stream = manifest.topic; // the workload publishes to the topic's default stream
+  const { records, lowWatermarks } = await readTopic(manifest.bootstrap, manifest.topic);
+  const { lastSeq, fates } = await readLedger(manifest, stream);
+  return judgeChaosRun(
+    {
+      seed: manifest.seed,
+      stream,
+      records,
+      lowWatermarks,
+      lastSeq,
+      fates,
+      answers: manifest.answerFiles.flatMap((file) => jsonLines<Answer>(file)),
+      faults: jsonLines<{ phase: string }>(manifest.faultsFile),
+      audits: jsonLines(manifest.auditFile),
+      reconciles: jsonLines(manifest.reconcileFile),
+      commits: jsonLines(manifest.commitsFile),
+    },
+    options,
+  );
+}
+
+export function judgeChaosRun(evidence: ChaosEvidence, options: CheckOptions = {}): CheckResult {
   const failures: string[] = [];
   const known: string[] = [];
   const fail = (what: string) => {
     if (failures.length < 200) failures.push(what);
   };
-  const stream = manifest.topic; // the workload publishes to the topic's default stream
-  const { records, lowWatermarks } = await readTopic(manifest.bootstrap, manifest.topic);
-  const { lastSeq, fates } = await readLedger(manifest, stream);
-  const answers = manifest.answerFiles.flatMap((file) => jsonLines<Answer>(file));
-  const faults = jsonLines<{ phase: string }>(manifest.faultsFile).filter(
-    (f) => f.phase === 'inject',
-  );
-  const audits = jsonLines<{
-    label: string;
-    report?: { complete: boolean; streams: AuditStream[] };
-    error?: string;
-  }>(manifest.auditFile);
-  const reconciles = jsonLines<{
-    summary?: {
-      anomalies: Record<string, number>;
-      problems: Array<{ group: string; anomalies: Record<string, number> }>;
-    };
-  }>(manifest.reconcileFile);
-  const commits = jsonLines<{ group: string; partition: number; offset: number }>(
-    manifest.commitsFile,
-  );
+  const { stream, records, lowWatermarks, lastSeq, fates, answers, audits, reconciles, commits } =
+    evidence;
+  const faults = evidence.faults.filter((f) => f.phase === 'inject');
 
   // The log, by seq.
   const copies = new Map<number, LogCopy[]>();
@@ -429,7 +469,7 @@ export async function checkChaosRun(
   };
   const ok = failures.length === 0;
   const tolerated = known.length > 0 ? ` KNOWN(${known.length})` : '';
-  const lastLine = `chaos checker seed=${manifest.seed} ${ok ? 'PASS' : `FAIL(${failures.length})`}${tolerated} ${Object.entries(
+  const lastLine = `chaos checker seed=${evidence.seed} ${ok ? 'PASS' : `FAIL(${failures.length})`}${tolerated} ${Object.entries(
     counts,
   )
     .map(([k, v]) => `${k}=${v}`)
