@@ -23,6 +23,8 @@ export interface ChaosManifest {
   readonly auditFile: string;
   readonly reconcileFile: string;
   readonly commitsFile: string;
+  /** The lookup route's answers for a sample of seqs. */
+  readonly lookupFile?: string;
 }
 
 export type Fate = 'ACKED' | 'FAILED' | 'NOT_SENT' | 'UNKNOWN' | 'VOID';
@@ -251,6 +253,19 @@ export interface ChaosEvidence {
     readonly partition: number;
     readonly offset: number;
   }>;
+  /** The lookup route's answers for a sample of seqs. */
+  readonly lookups?: ReadonlyArray<{
+    readonly seq: number;
+    readonly status: number;
+    readonly body: {
+      readonly records?: ReadonlyArray<{
+        readonly seq: number;
+        readonly outcome: string;
+        readonly partition_id?: number;
+        readonly offset?: number;
+      }>;
+    };
+  }>;
 }
 
 /** Reads the run's evidence (the topic, the ledger, the files) and judges it. */
@@ -274,6 +289,7 @@ export async function checkChaosRun(
       audits: jsonLines(manifest.auditFile),
       reconciles: jsonLines(manifest.reconcileFile),
       commits: jsonLines(manifest.commitsFile),
+      lookups: manifest.lookupFile === undefined ? [] : jsonLines(manifest.lookupFile),
     },
     options,
   );
@@ -381,12 +397,38 @@ export function judgeChaosRun(evidence: ChaosEvidence, options: CheckOptions = {
       fail(`seq ${seq}: in the log, never allocated (counter ${lastSeq})`);
   if (tally.UNKNOWN > 0) fail(`${tally.UNKNOWN} seq(s) still UNKNOWN after the final audit`);
 
+  // The lookup route says what the ledger says.
+  for (const looked of evidence.lookups ?? []) {
+    const fate = fates.get(looked.seq)?.[0];
+    const said = looked.body.records?.find((r) => r.seq === looked.seq);
+    if (looked.status !== 200 || said === undefined) {
+      if (fate !== undefined)
+        fail(`lookup of seq ${looked.seq}: ${looked.status}, the ledger has ${fate.status}`);
+      continue;
+    }
+    const same =
+      fate !== undefined &&
+      said.outcome === fate.status &&
+      (fate.status !== 'ACKED' ||
+        (said.partition_id === fate.partition && said.offset === fate.offset));
+    if (!same)
+      fail(
+        `lookup of seq ${looked.seq}: ${JSON.stringify(said)}, the ledger has ${JSON.stringify(fate)}`,
+      );
+  }
+
   // 3. Copies: never twice in one producer session; across sessions, named by the audit.
   const final = audits.filter((a) => a.label === 'final').at(-1);
   const findings = final?.report?.streams.find((s) => s.stream === stream);
   if (!final?.report?.complete)
     fail(`the final audit did not complete: ${final?.error ?? 'no report'}`);
-  const named = new Map((findings?.producerDuplicates ?? []).map((d) => [d.seq, d]));
+  // A report names its newest duplicates (counting older ones): audits run on a schedule, and a
+  // duplicate counts as named by the latest report that lists it.
+  const named = new Map<number, AuditDuplicate>();
+  for (const audit of audits) {
+    const listed = audit.report?.streams.find((s) => s.stream === stream);
+    for (const duplicate of listed?.producerDuplicates ?? []) named.set(duplicate.seq, duplicate);
+  }
   let duplicates = 0;
   let explained = 0;
   let sameSession = 0;
@@ -465,6 +507,7 @@ export function judgeChaosRun(evidence: ChaosEvidence, options: CheckOptions = {
     noFate,
     resentRecords,
     reconcileRuns: reconciles.length,
+    lookups: evidence.lookups?.length ?? 0,
     falseRewindLost: falseAnomalies,
   };
   const ok = failures.length === 0;

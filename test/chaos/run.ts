@@ -8,6 +8,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import { Kafka, logLevel } from 'kafkajs';
 import { startDynamoDbServer } from '../../infra/local/dynamodb-server.js';
@@ -27,6 +28,7 @@ import {
 } from './checker.js';
 import { runNemesis } from './nemesis.js';
 import type { PublisherConfig } from './publisher.js';
+import { seededRandom } from './random.js';
 import { planFaults } from './schedule.js';
 import type { TasksConfig } from './tasks.js';
 
@@ -47,7 +49,7 @@ export interface ChaosResult extends CheckResult {
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Seconds an UNKNOWN must be old before the audit may call it not written. */
-const HORIZON_SECONDS = 15;
+const HORIZON_SECONDS = 30;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -173,8 +175,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       topic,
       clusterId: cluster.clusterId,
       reconcileEveryMs: 5000,
+      auditEveryMs: 20_000,
       reconcileOut: file('reconcile.jsonl'),
       auditOut: file('audits.jsonl'),
+      lookupOut: file('lookups.jsonl'),
     };
     const tasks = forkBundled(
       join(dir, 'bin'),
@@ -294,6 +298,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await sleep((HORIZON_SECONDS + 2) * 1000);
     const final = (await startAudit('final')) as { ok: boolean; error?: string };
     log(`final audit: ${JSON.stringify(final)}`);
+    // What the lookup route says, for a seeded sample of seqs (every seq on short runs).
+    const { lastSeq } = await streamCounter(
+      dynamodb.endpoint,
+      tables.StreamsTable as string,
+      topic,
+    );
+    const sample = sampleSeqs(lastSeq, 400, options.seed);
+    const lookups = new Promise((resolve) => auditsDone.set('lookup', resolve));
+    if (tasks.connected) tasks.send({ lookup: { stream: topic, seqs: sample } });
+    log(
+      `lookups: ${JSON.stringify(await Promise.race([lookups, sleep(120_000).then(() => 'timed out')]))}`,
+    );
     if (tasks.connected) tasks.send({ stop: true });
     for (const member of members) member.kill('SIGKILL');
     await admin.disconnect();
@@ -311,6 +327,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       auditFile: file('audits.jsonl'),
       reconcileFile: file('reconcile.jsonl'),
       commitsFile: file('commits.jsonl'),
+      lookupFile: file('lookups.jsonl'),
     };
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
     result = await checkChaosRun(manifest, options.check);
@@ -326,6 +343,32 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await stopServices();
     if (result?.ok && !options.keep) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The stream's counter, read directly (the workload's own look, not the checker's). */
+async function streamCounter(endpoint: string, table: string, stream: string) {
+  const client = localDynamoDbClient(endpoint);
+  try {
+    const { Item } = await client.send(
+      new GetItemCommand({
+        TableName: table,
+        Key: { stream: { S: stream } },
+        ConsistentRead: true,
+      }),
+    );
+    return { lastSeq: Number(Item?.lastSeq?.N ?? 0) };
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Up to `count` seqs of 1..last, drawn from the seed (all of them when there are fewer). */
+function sampleSeqs(last: number, count: number, seed: number): number[] {
+  if (last <= count) return Array.from({ length: last }, (_, i) => i + 1);
+  const random = seededRandom(seed + 1);
+  const seqs = new Set<number>();
+  while (seqs.size < count) seqs.add(1 + Math.floor(random() * last));
+  return [...seqs].sort((a, b) => a - b);
 }
 
 function argument(name: string): string | undefined {

@@ -8,14 +8,18 @@ export interface TasksConfig {
   readonly topic: string;
   readonly clusterId: string;
   readonly reconcileEveryMs: number;
+  /** Audits on a schedule too, as EventBridge runs them: each report names its newest findings. */
+  readonly auditEveryMs: number;
   readonly reconcileOut: string;
   readonly auditOut: string;
+  readonly lookupOut: string;
 }
 
 const config = JSON.parse(String(process.env.TALLY_CHAOS_TASKS)) as TasksConfig;
 const reconcile = (await import('../../functions/reconcile/task-handler.js')).handler;
 const auditTask = (await import('../../functions/audit/task-handler.js')).handler;
 const auditRead = (await import('../../functions/audit/read-handler.js')).handler;
+const lookup = (await import('../../functions/publish/lookup-handler.js')).handler;
 const message = (error: unknown) =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
@@ -53,14 +57,49 @@ async function audit(label: string) {
   }
 }
 
-process.on('message', (request: { audit?: string; stop?: boolean }) => {
-  if (request.stop) {
-    stopping = true;
-    process.exit(0);
+/** Asks the lookup route about each seq (what a client asks after the fact); one line each. */
+async function lookUp(stream: string, seqs: readonly number[]) {
+  let answered = 0;
+  for (const seq of seqs) {
+    const response = (await lookup(
+      httpEvent({
+        pathParameters: { cluster_id: config.clusterId },
+        query: { stream, seq: String(seq) },
+      }),
+      lambdaContext(),
+    )) as { statusCode: number; body: string };
+    appendFileSync(
+      config.lookupOut,
+      `${JSON.stringify({ seq, status: response.statusCode, body: JSON.parse(response.body) })}\n`,
+    );
+    answered++;
   }
-  if (request.audit !== undefined)
-    void audit(request.audit).then((answer) => process.send?.(answer));
-});
+  return { lookups: answered };
+}
+
+process.on(
+  'message',
+  (request: { audit?: string; stop?: boolean; lookup?: { stream: string; seqs: number[] } }) => {
+    if (request.lookup !== undefined) {
+      void lookUp(request.lookup.stream, request.lookup.seqs).then(
+        (answer) => process.send?.({ label: 'lookup', ...answer }),
+        (error: unknown) => process.send?.({ label: 'lookup', error: message(error) }),
+      );
+    }
+    if (request.stop) {
+      stopping = true;
+      process.exit(0);
+    }
+    if (request.audit !== undefined)
+      void audit(request.audit).then((answer) => process.send?.(answer));
+  },
+);
 process.on('disconnect', () => process.exit(0));
 void reconcileLoop();
+void (async () => {
+  for (let n = 1; !stopping; n++) {
+    await new Promise((resolve) => setTimeout(resolve, config.auditEveryMs));
+    if (!stopping) await audit(`scheduled ${n}`);
+  }
+})();
 process.send?.({ ready: true });

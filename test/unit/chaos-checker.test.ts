@@ -182,4 +182,47 @@ describe('chaos checker', () => {
     const rewound = { ...run, commits: [...run.commits, { group: 'g', partition: 0, offset: 0 }] };
     expect(judgeChaosRun(rewound).ok).toBe(true);
   });
+
+  it('fails a lookup answer that differs from the ledger', () => {
+    const run = healthy();
+    const said = (offset: number) => ({
+      seq: 1,
+      status: 200,
+      body: { records: [{ seq: 1, outcome: 'ACKED', partition_id: 0, offset }] },
+    });
+    expect(judgeChaosRun({ ...run, lookups: [said(0)] }).ok).toBe(true);
+    expect(judgeChaosRun({ ...run, lookups: [said(7)] }).failures.join('\n')).toMatch(
+      /lookup of seq 1/,
+    );
+  });
+
+  it('takes a duplicate as named when an earlier scheduled audit listed it with every copy', () => {
+    const run = healthy();
+    const final = run.audits[0] as ChaosEvidence['audits'][number];
+    const earlier = {
+      label: 'scheduled 1',
+      report: {
+        complete: true,
+        streams: [
+          {
+            stream: 't',
+            lost: [],
+            producerDuplicates: [
+              {
+                seq: 1,
+                times: 2,
+                copies: [
+                  { partition: 0, offset: 0 },
+                  { partition: 2, offset: 0 },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    };
+    const twice = { ...run, records: [...run.records, record(1, 2, 0, 's-b')] };
+    expect(judgeChaosRun({ ...twice, audits: [earlier, final] }).ok).toBe(true);
+    expect(judgeChaosRun({ ...twice, audits: [final] }).ok).toBe(false);
+  });
 });
