@@ -60,8 +60,12 @@ export interface KafkaCluster {
    * the controllers keep on disk; undefined when none has been elected.
    */
   activeController(): number | undefined;
-  /** Until every node is registered and answers (all running). */
-  waitUntilServing(timeoutMs: number): Promise<void>;
+  /**
+   * Until every node is registered and answers (all running). A node whose JVM ended by itself
+   * (a broker that cannot register with the quorum within 60 s exits) fails the wait, or, with
+   * `revive`, is started again on its own data and reported through it.
+   */
+  waitUntilServing(timeoutMs: number, revive?: (id: number) => void): Promise<void>;
   /** Resumes paused nodes, stops every JVM. */
   stop(): Promise<void>;
 }
@@ -309,13 +313,15 @@ export async function startKafkaCluster(
       }
       return best && best.leaderId >= 0 ? best.leaderId : undefined;
     },
-    async waitUntilServing(timeoutMs) {
+    async waitUntilServing(timeoutMs, revive) {
       const deadline = Date.now() + timeoutMs;
       let last: unknown;
       while (Date.now() < deadline) {
         for (const spec of specs) {
           if (!processOf(spec.id).running && states.get(spec.id) === 'running') {
-            throw new Error(`kafka node ${spec.id} exited:\n${tail(logFile(spec))}`);
+            if (!revive) throw new Error(`kafka node ${spec.id} exited:\n${tail(logFile(spec))}`);
+            revive(spec.id);
+            processes.set(spec.id, await launch(spec));
           }
         }
         const admin = kafka().admin();

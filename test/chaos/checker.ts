@@ -217,7 +217,7 @@ export interface CheckOptions {
    * Failure classes reported as known (counted on the last line, listed as KNOWN) instead of
    * failing the run. Only for a bug found, reported and being fixed elsewhere: see RELIABILITY.md.
    */
-  readonly tolerate?: ReadonlyArray<'sameSession'>;
+  readonly tolerate?: ReadonlyArray<'sameSession' | 'unknownDowngraded'>;
 }
 
 /** Everything the checker judges, as read: the pure `judgeChaosRun` takes this. */
@@ -333,6 +333,13 @@ export function judgeChaosRun(evidence: ChaosEvidence, options: CheckOptions = {
   // Too few in-sync replicas (two brokers down): named as such, and retriable.
   let notEnoughReplicas = 0;
   const finalAnswer = new Map<number, Report>();
+  // Seqs some attempt was answered UNKNOWN for (sent, maybe written).
+  const everUnknown = new Set<number>();
+  // A retry's "not written" replacing an earlier attempt's UNKNOWN, for a record that landed.
+  const downgraded = (seq: number) =>
+    everUnknown.has(seq) && options.tolerate?.includes('unknownDowngraded')
+      ? (what: string) => known.push(what)
+      : fail;
   const ordered = [...answers].sort(
     (a, b) => a.request.localeCompare(b.request) || a.attempt - b.attempt,
   );
@@ -341,6 +348,7 @@ export function judgeChaosRun(evidence: ChaosEvidence, options: CheckOptions = {
       if (report.seq === undefined || (report.stream !== undefined && report.stream !== stream))
         continue;
       finalAnswer.set(report.seq, report);
+      if (report.outcome === 'UNKNOWN') everUnknown.add(report.seq);
       if (report.message?.includes('NOT_ENOUGH_REPLICAS')) {
         notEnoughReplicas++;
         if (report.retriable !== true)
@@ -358,7 +366,7 @@ export function judgeChaosRun(evidence: ChaosEvidence, options: CheckOptions = {
   }
   for (const [seq, report] of finalAnswer) {
     if (['NOT_SENT', 'FAILED', 'VOID'].includes(String(report.outcome)) && copies.has(seq)) {
-      fail(
+      downgraded(seq)(
         `seq ${seq}: the client's last answer was ${report.outcome} (not written), the log holds it`,
       );
     }
@@ -383,7 +391,7 @@ export function judgeChaosRun(evidence: ChaosEvidence, options: CheckOptions = {
       fail(`seq ${seq}: ledger ACKED at ${fate.partition}:${fate.offset}, not there in the log`);
     }
     if (fate.status !== 'ACKED' && fate.status !== 'UNKNOWN' && copies.has(seq)) {
-      fail(`seq ${seq}: ledger ${fate.status} (not written), the log holds it`);
+      downgraded(seq)(`seq ${seq}: ledger ${fate.status} (not written), the log holds it`);
     }
     const answered = finalAnswer.get(seq);
     if (answered?.error_code === 200 && fate.status !== 'ACKED') {

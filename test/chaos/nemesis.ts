@@ -106,7 +106,9 @@ export async function runNemesis(
       nodes,
       detail: { controller: cluster.activeController() },
     });
-    await cluster.waitUntilServing(120_000);
+    await cluster.waitUntilServing(180_000, (id) =>
+      record({ n, kind: 'node-exited-by-itself', phase: 'heal', at: at(), nodes: [id] }),
+    );
     await sleep(fault.quietMs);
   }
   return injected;

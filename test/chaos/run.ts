@@ -287,7 +287,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await sleep(Math.max(0, until - Date.now()));
     log(`${injected} fault(s) injected; healing and stopping the publishers`);
     for (const node of cluster.nodes) await cluster.start(node.id);
-    await cluster.waitUntilServing(120_000);
+    await cluster.waitUntilServing(180_000, (id) =>
+      log(`node ${id} had exited by itself: started again`),
+    );
     for (const child of publishers) if (child.connected) child.send('stop');
     await Promise.race([Promise.all(publishers.map(exited)), sleep(90_000)]);
     for (const child of publishers) if (child.exitCode === null) child.kill('SIGKILL');
@@ -382,13 +384,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const publishers = Number(argument('publishers') ?? '3');
   if (!(minutes > 0) || !Number.isInteger(seed) || !(publishers > 0)) {
     process.stderr.write(
-      'usage: npm run chaos -- --minutes N --seed S [--publishers P] [--keep] [--tolerate-same-session]\n',
+      'usage: npm run chaos -- --minutes N --seed S [--publishers P] [--keep] [--tolerate-known]\n',
     );
     process.exit(2);
   }
   const result = await runChaos({
-    ...(process.argv.includes('--tolerate-same-session') && {
-      check: { tolerate: ['sameSession'] },
+    ...(process.argv.includes('--tolerate-known') && {
+      check: { tolerate: ['sameSession', 'unknownDowngraded'] },
     }),
     seconds: minutes * 60,
     seed,

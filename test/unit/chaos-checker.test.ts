@@ -225,4 +225,36 @@ describe('chaos checker', () => {
     expect(judgeChaosRun({ ...twice, audits: [earlier, final] }).ok).toBe(true);
     expect(judgeChaosRun({ ...twice, audits: [final] }).ok).toBe(false);
   });
+
+  it('fails a retry that answered NOT_SENT after an UNKNOWN whose record landed, unless tolerated', () => {
+    const run = healthy();
+    const unknown = {
+      id: 'e2',
+      error_code: 504,
+      outcome: 'UNKNOWN',
+      stream: 't',
+      seq: 2,
+      retriable: true,
+    };
+    const notSent = {
+      id: 'e2',
+      error_code: 503,
+      outcome: 'NOT_SENT',
+      stream: 't',
+      seq: 2,
+      retriable: true,
+    };
+    const landed = {
+      ...run,
+      records: [...run.records, record(2, 0, 1)],
+      answers: [
+        { request: 'c1-r3', attempt: 1, status: 207, reports: [unknown] },
+        { request: 'c1-r3', attempt: 2, status: 207, reports: [notSent] },
+      ],
+    };
+    expect(judgeChaosRun(landed).failures).toHaveLength(2);
+    const tolerated = judgeChaosRun(landed, { tolerate: ['unknownDowngraded'] });
+    expect(tolerated.failures).toEqual([]);
+    expect(tolerated.known).toHaveLength(2);
+  });
 });
