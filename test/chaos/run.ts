@@ -298,8 +298,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
     // One audit after the faults, once every UNKNOWN is past the horizon.
     await sleep((HORIZON_SECONDS + 2) * 1000);
-    const final = (await startAudit('final')) as { ok: boolean; error?: string };
-    log(`final audit: ${JSON.stringify(final)}`);
+    if (tasks.connected) tasks.send({ quiet: true });
+    // A scheduled audit still running may save its checkpoint first (ConflictError: "run
+    // again"): the audit after the faults is run again, as its error says, up to three times.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const final = (await startAudit('final')) as { ok: boolean; error?: string };
+      log(`final audit (attempt ${attempt}): ${JSON.stringify(final)}`);
+      if (final.ok) break;
+      await sleep(5000);
+    }
     // What the lookup route says, for a seeded sample of seqs (every seq on short runs).
     const { lastSeq } = await streamCounter(
       dynamodb.endpoint,

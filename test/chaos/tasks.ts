@@ -24,6 +24,8 @@ const message = (error: unknown) =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
 let stopping = false;
+/** Set before the audit after the faults: scheduled audits would race it for the checkpoint. */
+let quiet = false;
 async function reconcileLoop() {
   while (!stopping) {
     const at = new Date().toISOString();
@@ -79,13 +81,19 @@ async function lookUp(stream: string, seqs: readonly number[]) {
 
 process.on(
   'message',
-  (request: { audit?: string; stop?: boolean; lookup?: { stream: string; seqs: number[] } }) => {
+  (request: {
+    audit?: string;
+    stop?: boolean;
+    quiet?: boolean;
+    lookup?: { stream: string; seqs: number[] };
+  }) => {
     if (request.lookup !== undefined) {
       void lookUp(request.lookup.stream, request.lookup.seqs).then(
         (answer) => process.send?.({ label: 'lookup', ...answer }),
         (error: unknown) => process.send?.({ label: 'lookup', error: message(error) }),
       );
     }
+    if (request.quiet) quiet = true;
     if (request.stop) {
       stopping = true;
       process.exit(0);
@@ -97,9 +105,9 @@ process.on(
 process.on('disconnect', () => process.exit(0));
 void reconcileLoop();
 void (async () => {
-  for (let n = 1; !stopping; n++) {
+  for (let n = 1; !stopping && !quiet; n++) {
     await new Promise((resolve) => setTimeout(resolve, config.auditEveryMs));
-    if (!stopping) await audit(`scheduled ${n}`);
+    if (!stopping && !quiet) await audit(`scheduled ${n}`);
   }
 })();
 process.send?.({ ready: true });
