@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DynamoDbServer, startDynamoDbServer } from './dynamodb-server.js';
 import { type KafkaBroker, startKafkaBroker, tail } from './kafka-broker.js';
+import { localClusterSize, startKafkaCluster } from './kafka-cluster.js';
 import { startLocalApi } from './local-api.js';
 import { createLocalTables, localDynamoDbClient } from './local-tables.js';
 import type { ManagedProcess } from './managed-process.js';
@@ -92,6 +93,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const timings: Record<string, number> = {};
     const kafka = async (): Promise<[string, string]> => {
       const given = env.KAFKA_BROKERS?.trim();
+      const nodes = localClusterSize(env);
+      if (!given && nodes > 1) {
+        // TALLY_KAFKA_BROKERS_LOCAL=3: a replicated cluster (RF 3, min.insync.replicas=2).
+        const cluster = await startKafkaCluster(workDir, { nodes });
+        processes.push(...cluster.nodes.map((node) => node.process));
+        await cluster.waitUntilServing(timeoutMs);
+        timings.kafkaReadyMs = Date.now() - started;
+        log(
+          `kafka 3.9.1 cluster of ${nodes} nodes answered in ${timings.kafkaReadyMs} ms: ${cluster.nodes.map((n) => `node ${n.id} ${n.bootstrap} log ${n.logFile}`).join('; ')}`,
+        );
+        return [cluster.bootstrap, cluster.clusterId];
+      }
       const bootstrap = given || undefined;
       let broker: KafkaBroker | undefined;
       if (bootstrap === undefined) {

@@ -1,0 +1,413 @@
+// `npm run chaos -- --minutes N --seed S [--publishers P] [--keep]`: a workload of several
+// publishers (each its own process: its own "container") publishes through the real handlers to
+// a 6-partition RF-3 topic on a local three-broker cluster while the nemesis injects the seed's
+// faults; reconcile runs throughout and audits on demand. Then every fault is healed, the
+// publishers stop, one audit runs after the faults, and the independent checker judges the run.
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { build } from 'esbuild';
+import { Kafka, logLevel } from 'kafkajs';
+import { startDynamoDbServer } from '../../infra/local/dynamodb-server.js';
+import { startKafkaCluster } from '../../infra/local/kafka-cluster.js';
+import {
+  createLocalTables,
+  localDynamoDbClient,
+  tableEnvironment,
+} from '../../infra/local/local-tables.js';
+import { waitForDynamoDb } from '../../infra/local/readiness.js';
+import { testAuthEnv } from '../helpers/http-event.js';
+import {
+  type ChaosManifest,
+  type CheckOptions,
+  type CheckResult,
+  checkChaosRun,
+} from './checker.js';
+import { runNemesis } from './nemesis.js';
+import type { PublisherConfig } from './publisher.js';
+import { seededRandom } from './random.js';
+import { planFaults } from './schedule.js';
+import type { TasksConfig } from './tasks.js';
+
+export interface ChaosOptions {
+  readonly seconds: number;
+  readonly seed: number;
+  readonly publishers?: number;
+  /** Keep the run's directory (logs, answers, faults) even when the check passes. */
+  readonly keep?: boolean;
+  readonly log?: (line: string) => void;
+  readonly check?: CheckOptions;
+}
+
+export interface ChaosResult extends CheckResult {
+  readonly dir: string;
+}
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Seconds an UNKNOWN must be old before the audit may call it not written. */
+const HORIZON_SECONDS = 30;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The children that run our handlers are bundled by esbuild as serverless.yml bundles the
+ * functions (kafkajs is CommonJS: Node's ESM loader cannot see all its named exports).
+ */
+async function bundle(dir: string): Promise<void> {
+  await build({
+    entryPoints: ['publisher.ts', 'tasks.ts'].map((f) => join(HERE, f)),
+    outdir: dir,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    outExtension: { '.js': '.mjs' },
+    keepNames: true,
+    logLevel: 'error',
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+  });
+}
+
+function forkBundled(
+  dir: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+): ChildProcess {
+  const child = fork(join(dir, file), [], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  child.stdout?.on('data', (chunk) => appendFileSync(logFile, chunk));
+  child.stderr?.on('data', (chunk) => appendFileSync(logFile, chunk));
+  return child;
+}
+
+const exited = (child: ChildProcess) =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`[chaos] ${line}\n`));
+  const dir = mkdtempSync(join(tmpdir(), `tally-chaos-${options.seed}-`));
+  mkdirSync(join(dir, 'out'));
+  const file = (name: string) => join(dir, 'out', name);
+  const children: ChildProcess[] = [];
+  const killChildren = () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.on('exit', killChildren);
+  await bundle(join(dir, 'bin'));
+  const cluster = await startKafkaCluster(join(dir, 'kafka'), {
+    nodes: 3,
+    controllers: 3,
+    heap: '256m',
+  });
+  const dynamodb = await startDynamoDbServer(dir).catch(async (error) => {
+    await cluster.stop();
+    throw error;
+  });
+  const stopServices = async () => {
+    await cluster.stop();
+    await dynamodb.process.stop();
+  };
+  let result: CheckResult | undefined;
+  try {
+    await Promise.all([
+      cluster.waitUntilServing(120_000),
+      waitForDynamoDb(dynamodb.endpoint, { timeoutMs: 60_000 }),
+    ]);
+    log(
+      `cluster ${cluster.bootstrap} (controller ${cluster.activeController()}), dynamodb ${dynamodb.endpoint}, run dir ${dir}`,
+    );
+    const client = localDynamoDbClient(dynamodb.endpoint);
+    const tables = await createLocalTables(client, `chaos-${options.seed}-`).finally(() =>
+      client.destroy(),
+    );
+    const topic = `chaos-${options.seed}`;
+    const kafka = new Kafka({
+      clientId: 'tally-chaos',
+      brokers: cluster.bootstrap.split(','),
+      logLevel: logLevel.NOTHING,
+    });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({
+      waitForLeaders: false,
+      topics: [
+        {
+          topic,
+          numPartitions: 6,
+          replicationFactor: 3,
+          configEntries: [{ name: 'min.insync.replicas', value: '2' }],
+        },
+      ],
+    });
+    for (const deadline = Date.now() + 60_000; ; await sleep(250)) {
+      const placements = await cluster.placements(topic).catch(() => []);
+      if (placements.length === 6 && placements.every((p) => p.leader >= 0 && p.isr.length === 3))
+        break;
+      if (Date.now() > deadline) throw new Error(`${topic}: no leader for every partition in 60 s`);
+    }
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      KAFKA_BROKERS: cluster.bootstrap,
+      DYNAMODB_ENDPOINT: dynamodb.endpoint,
+      ...tableEnvironment(tables),
+      AWS_REGION: 'us-east-1',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      LOG_LEVEL: 'error',
+      ...testAuthEnv(),
+      TALLY_KAFKA_REQUEST_TIMEOUT_MS: '5000',
+      TALLY_AUDIT_HORIZON_SECONDS: String(HORIZON_SECONDS),
+      TALLY_AUDIT_TOPICS: topic,
+    };
+
+    // Reconcile and audits.
+    const tasksConfig: TasksConfig = {
+      topic,
+      clusterId: cluster.clusterId,
+      reconcileEveryMs: 5000,
+      auditEveryMs: 20_000,
+      reconcileOut: file('reconcile.jsonl'),
+      auditOut: file('audits.jsonl'),
+      lookupOut: file('lookups.jsonl'),
+    };
+    const tasks = forkBundled(
+      join(dir, 'bin'),
+      'tasks.mjs',
+      { ...env, TALLY_CHAOS_TASKS: JSON.stringify(tasksConfig) },
+      file('tasks.log'),
+    );
+    children.push(tasks);
+    const auditsDone = new Map<string, (answer: unknown) => void>();
+    tasks.on('message', (message: { label?: string }) => {
+      if (message.label !== undefined) auditsDone.get(message.label)?.(message);
+    });
+    const startAudit = (label: string) => {
+      const done = new Promise((resolve) => auditsDone.set(label, resolve));
+      if (tasks.connected) tasks.send({ audit: label });
+      else auditsDone.get(label)?.({ label, ok: false, error: 'the tasks process is gone' });
+      return done;
+    };
+
+    // The consumer group whose members the nemesis kills.
+    const group = `chaos-${options.seed}-group`;
+    const members: ChildProcess[] = [];
+    const startMember = () => {
+      const member = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(HERE, 'member.ts'), cluster.bootstrap, topic, group],
+        {
+          cwd: ROOT,
+          env,
+          stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+        },
+      );
+      members.push(member);
+      children.push(member);
+    };
+    startMember();
+    startMember();
+    const killMember = async (choice: number) => {
+      const alive = members.filter((m) => m.exitCode === null && m.signalCode === null);
+      const victim = alive[Math.floor(choice * alive.length)];
+      victim?.kill('SIGKILL');
+      startMember();
+      return victim?.pid;
+    };
+
+    // Committed offsets of every group, sampled: what a REWIND must be checked against.
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        try {
+          const groups = (await admin.listGroups()).groups.map((g) => g.groupId);
+          for (const groupId of groups) {
+            const [offsets] = await admin.fetchOffsets({ groupId, topics: [topic] });
+            for (const p of offsets?.partitions ?? []) {
+              appendFileSync(
+                file('commits.jsonl'),
+                `${JSON.stringify({ at: new Date().toISOString(), group: groupId, partition: p.partition, offset: Number(p.offset) })}\n`,
+              );
+            }
+          }
+        } catch {
+          // the cluster is mid-fault: the next sample
+        }
+        await sleep(1000);
+      }
+    })();
+
+    // Publishers.
+    const publisherCount = options.publishers ?? 3;
+    const answerFiles = Array.from({ length: publisherCount }, (_, i) =>
+      file(`answers-${i + 1}.jsonl`),
+    );
+    const publishers = answerFiles.map((out, i) => {
+      const config: PublisherConfig = {
+        id: i + 1,
+        seed: options.seed,
+        topic,
+        clusterId: cluster.clusterId,
+        out,
+        keyedShare: 0.6,
+        timeoutMs: 8000,
+      };
+      const child = forkBundled(
+        join(dir, 'bin'),
+        'publisher.mjs',
+        { ...env, TALLY_CHAOS_PUBLISHER: JSON.stringify(config) },
+        file(`publisher-${i + 1}.log`),
+      );
+      children.push(child);
+      return child;
+    });
+
+    // The faults, for the run's time.
+    const started = Date.now();
+    const until = started + options.seconds * 1000;
+    await sleep(3000); // publishers warm up on a healthy cluster
+    const injected = await runNemesis(planFaults(options.seed), until, {
+      cluster,
+      admin,
+      topic,
+      startAudit,
+      killMember,
+      faultsFile: file('faults.jsonl'),
+      log,
+    });
+    await sleep(Math.max(0, until - Date.now()));
+    log(`${injected} fault(s) injected; healing and stopping the publishers`);
+    for (const node of cluster.nodes) await cluster.start(node.id);
+    await cluster.waitUntilServing(180_000, (id) =>
+      log(`node ${id} had exited by itself: started again`),
+    );
+    for (const child of publishers) if (child.connected) child.send('stop');
+    await Promise.race([Promise.all(publishers.map(exited)), sleep(90_000)]);
+    for (const child of publishers) if (child.exitCode === null) child.kill('SIGKILL');
+    sampling = false;
+    await sampler;
+
+    // One audit after the faults, once every UNKNOWN is past the horizon.
+    await sleep((HORIZON_SECONDS + 2) * 1000);
+    if (tasks.connected) tasks.send({ quiet: true });
+    // A scheduled audit still running may save its checkpoint first (ConflictError: "run
+    // again"): the audit after the faults is run again, as its error says, up to three times.
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const final = (await startAudit('final')) as { ok: boolean; error?: string };
+      log(`final audit (attempt ${attempt}): ${JSON.stringify(final)}`);
+      if (final.ok) break;
+      await sleep(5000);
+    }
+    // What the lookup route says, for a seeded sample of seqs (every seq on short runs).
+    const { lastSeq } = await streamCounter(
+      dynamodb.endpoint,
+      tables.StreamsTable as string,
+      topic,
+    );
+    const sample = sampleSeqs(lastSeq, 400, options.seed);
+    const lookups = new Promise((resolve) => auditsDone.set('lookup', resolve));
+    if (tasks.connected) tasks.send({ lookup: { stream: topic, seqs: sample } });
+    log(
+      `lookups: ${JSON.stringify(await Promise.race([lookups, sleep(120_000).then(() => 'timed out')]))}`,
+    );
+    if (tasks.connected) tasks.send({ stop: true });
+    for (const member of members) member.kill('SIGKILL');
+    await admin.disconnect();
+
+    const manifest: ChaosManifest = {
+      seed: options.seed,
+      seconds: options.seconds,
+      topic,
+      bootstrap: cluster.bootstrap,
+      dynamodbEndpoint: dynamodb.endpoint,
+      streamsTable: tables.StreamsTable as string,
+      ledgerTable: tables.LedgerTable as string,
+      answerFiles,
+      faultsFile: file('faults.jsonl'),
+      auditFile: file('audits.jsonl'),
+      reconcileFile: file('reconcile.jsonl'),
+      commitsFile: file('commits.jsonl'),
+      lookupFile: file('lookups.jsonl'),
+    };
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
+    result = await checkChaosRun(manifest, options.check);
+    writeFileSync(
+      file('checker.txt'),
+      `${[...result.failures.map((f) => `FAIL ${f}`), ...result.known.map((k) => `KNOWN ${k}`), result.lastLine].join('\n')}\n`,
+    );
+    return { ...result, dir };
+  } finally {
+    killChildren();
+    await Promise.all(children.map(exited));
+    process.removeListener('exit', killChildren);
+    await stopServices();
+    if (result?.ok && !options.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The stream's counter, read directly (the workload's own look, not the checker's). */
+async function streamCounter(endpoint: string, table: string, stream: string) {
+  const client = localDynamoDbClient(endpoint);
+  try {
+    const { Item } = await client.send(
+      new GetItemCommand({
+        TableName: table,
+        Key: { stream: { S: stream } },
+        ConsistentRead: true,
+      }),
+    );
+    return { lastSeq: Number(Item?.lastSeq?.N ?? 0) };
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Up to `count` seqs of 1..last, drawn from the seed (all of them when there are fewer). */
+function sampleSeqs(last: number, count: number, seed: number): number[] {
+  if (last <= count) return Array.from({ length: last }, (_, i) => i + 1);
+  const random = seededRandom(seed + 1);
+  const seqs = new Set<number>();
+  while (seqs.size < count) seqs.add(1 + Math.floor(random() * last));
+  return [...seqs].sort((a, b) => a - b);
+}
+
+function argument(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const minutes = Number(argument('minutes') ?? '10');
+  const seed = Number(argument('seed') ?? String(Date.now() % 100_000));
+  const publishers = Number(argument('publishers') ?? '3');
+  if (!(minutes > 0) || !Number.isInteger(seed) || !(publishers > 0)) {
+    process.stderr.write(
+      'usage: npm run chaos -- --minutes N --seed S [--publishers P] [--keep] [--tolerate-known]\n',
+    );
+    process.exit(2);
+  }
+  const result = await runChaos({
+    ...(process.argv.includes('--tolerate-known') && {
+      check: { tolerate: ['sameSession', 'unknownDowngraded'] },
+    }),
+    seconds: minutes * 60,
+    seed,
+    publishers,
+    keep: process.argv.includes('--keep'),
+  });
+  for (const failure of result.failures) process.stdout.write(`FAIL ${failure}\n`);
+  for (const known of result.known) process.stdout.write(`KNOWN ${known}\n`);
+  if (!result.ok || process.argv.includes('--keep'))
+    process.stdout.write(`run dir: ${result.dir}\n`);
+  process.stdout.write(`${result.lastLine}\n`);
+  process.exit(result.ok ? 0 : 1);
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { runChaos } from '../chaos/run.js';
+
+// Issue 16: a fixed-seed chaos run of 60 s on the replicated cluster (three brokers, RF 3,
+// min.insync.replicas=2) of its own: three publishers through the real handlers, reconcile and
+// audits running, the seed's faults (a leader killed mid-batch, a broker paused past the request
+// timeout, two brokers down, the controller killed, a restart during an audit, a group member
+// killed), then one audit after the faults and the independent checker (test/chaos/checker.ts).
+//
+// Tolerated (counted as KNOWN on the checker's last line), and only these two bugs the schedule
+// found in code this work may not change (RELIABILITY.md, "Found by the schedule"):
+// - the same seq twice within one producer session: kafkajs 2.2.4's internal retry re-sends
+//   batches a broker already wrote, under new sequence numbers (adapters/kafka); every such copy
+//   must still be named by the audit;
+// - a keyed retry answering NOT_SENT for a seq an earlier attempt was answered UNKNOWN for, and
+//   recording NOT_SENT over the UNKNOWN, when that earlier attempt's record is in the log
+//   (core/publish.ts). Any other "not written" record found in the log still fails.
+
+const SEED = 1;
+
+describe('chaos on a replicated cluster', { timeout: 330_000 }, () => {
+  it(`seed ${SEED}, 60 s: nothing lost, every duplicate named, every UNKNOWN settled, no false REWIND or LOST`, async () => {
+    const lines: string[] = [];
+    const result = await runChaos({
+      seconds: 60,
+      seed: SEED,
+      publishers: 3,
+      log: (line) => lines.push(line),
+      check: { tolerate: ['sameSession', 'unknownDowngraded'] },
+    });
+    process.stderr.write(
+      `${[...lines, ...result.known.map((k) => `KNOWN ${k}`), result.lastLine].join('\n')}\n`,
+    );
+    expect(result.failures, result.lastLine).toEqual([]);
+    expect(result.ok).toBe(true);
+    const { counts } = result;
+    // The run did what it claims: faults came, records were acknowledged, duplicates explained.
+    expect(counts.faults).toBeGreaterThanOrEqual(3);
+    expect(counts.ACKED).toBeGreaterThan(100);
+    expect(counts.lost).toBe(0);
+    expect(counts.UNKNOWN).toBe(0);
+    expect(counts.explained).toBe(counts.duplicates);
+    expect(counts.reconcileRuns).toBeGreaterThan(3);
+  });
+});
