@@ -23,6 +23,11 @@ export interface PlannedRecord {
   readonly timestamp: number;
   /** The outcome of an earlier attempt that a retry keeps instead of sending again. */
   readonly kept: RecordOutcome | undefined;
+  /**
+   * An earlier attempt's UNKNOWN: that copy may be in the log, so a resend that is not ACKED
+   * leaves the record UNKNOWN (for the audit to settle), never "not written".
+   */
+  readonly mayHaveLanded?: RecordOutcome;
 }
 
 /**

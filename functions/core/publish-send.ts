@@ -109,7 +109,7 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
       request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
     );
     const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
-    const final = planned.map((p) => p.kept ?? outcomes.get(p.seq) ?? inFlight);
+    const final = planned.map((p) => p.kept ?? resent(p, outcomes.get(p.seq) ?? inFlight));
     const recorded = ports.ledger
       .write(block(final, sent.session), request.deadline)
       .catch((error: unknown) => {
@@ -124,6 +124,19 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
 }
 
 /** The audit voided this request's seqs (it sent nothing before its horizon): they stay unsent. */
+/**
+ * A resend's outcome, given what earlier attempts left: after an UNKNOWN, only ACKED is news. A
+ * resend refused or never sent says nothing about the earlier copy, which may be in the log.
+ */
+function resent(planned: PlannedRecord, now: RecordOutcome): RecordOutcome {
+  const earlier = planned.mayHaveLanded;
+  if (earlier === undefined || now.status === 'ACKED' || now.status === 'UNKNOWN') return now;
+  return {
+    status: 'UNKNOWN',
+    message: `an earlier attempt may have written it (${'message' in earlier ? earlier.message : 'no answer'}); this one: ${now.status}, ${now.message}`,
+  };
+}
+
 export function voidedError(request: PublishRequest, firstSeq: number): TallyError {
   const what = `seqs from ${firstSeq} of stream ${request.stream} were voided by the audit (allocated long ago, never sent); nothing was sent`;
   return request.idempotencyKey === undefined

@@ -236,6 +236,7 @@ export function createPublisher(ports: PublisherPorts) {
           timestamp: input.timestamp ?? timestamp,
           // A retry keeps what cannot change: written records, and refusals a resend would repeat.
           kept: before && (before.status === 'ACKED' || !isRetriable(before)) ? before : undefined,
+          ...(before?.status === 'UNKNOWN' && { mayHaveLanded: before }),
         };
       });
       const { final, recorded } = planned.some((p) => p.kept === undefined)

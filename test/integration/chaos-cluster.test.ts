@@ -7,14 +7,12 @@ import { runChaos } from '../chaos/run.js';
 // timeout, two brokers down, the controller killed, a restart during an audit, a group member
 // killed), then one audit after the faults and the independent checker (test/chaos/checker.ts).
 //
-// Tolerated (counted as KNOWN on the checker's last line), and only these two bugs the schedule
-// found in code this work may not change (RELIABILITY.md, "Found by the schedule"):
-// - the same seq twice within one producer session: kafkajs 2.2.4's internal retry re-sends
-//   batches a broker already wrote, under new sequence numbers (adapters/kafka); every such copy
-//   must still be named by the audit;
-// - a keyed retry answering NOT_SENT for a seq an earlier attempt was answered UNKNOWN for, and
-//   recording NOT_SENT over the UNKNOWN, when that earlier attempt's record is in the log
-//   (core/publish.ts). Any other "not written" record found in the log still fails.
+// Nothing is tolerated: the two bugs this schedule found first (RELIABILITY.md, "Found by the
+// schedule") are fixed — the same seq twice within one producer session (kafkajs 2.2.4 re-sent
+// batches a broker had written when one send spanned brokers; each partition now goes in a send
+// of its own, adapters/kafka/record-sender.ts), and a keyed retry recording "not written" over an
+// earlier UNKNOWN whose record had landed (core/publish-send.ts keeps it UNKNOWN). This seed
+// replays the run that found both.
 
 const SEED = 1;
 
@@ -26,7 +24,6 @@ describe('chaos on a replicated cluster', { timeout: 330_000 }, () => {
       seed: SEED,
       publishers: 3,
       log: (line) => lines.push(line),
-      check: { tolerate: ['sameSession', 'unknownDowngraded'] },
     });
     process.stderr.write(
       `${[...lines, ...result.known.map((k) => `KNOWN ${k}`), result.lastLine].join('\n')}\n`,

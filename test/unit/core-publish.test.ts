@@ -1041,6 +1041,28 @@ describe('publish: DynamoDB calls per request, write-ahead path (one item per Id
     expect(sender.sentSeqs()).toEqual([1, 2, 2]);
   });
 
+  it('keeps an earlier UNKNOWN when the resend is refused or not sent (the first copy may have landed)', async () => {
+    // Chaos seed 1: attempt 1 timed out (its records landed), the retry could not connect.
+    const { publisher, sender, ledger } = setup();
+    const req = request([rec({ value: 'a' }), rec({ value: 'b' })], { idempotencyKey: 'k' });
+    sender.responses.push((records) =>
+      records.map(() => ({ status: 'UNKNOWN', message: 'timed out' })),
+    );
+    await publisher.publish(req);
+    sender.responses.push((records) => [
+      { status: 'NOT_SENT', message: 'no connection' },
+      sender.ack(records[1] as OutgoingRecord),
+    ]);
+    const retry = await publisher.publish(req);
+    expect(publishedAt(retry, 0).outcome).toMatchObject({
+      status: 'UNKNOWN',
+      message: expect.stringContaining('an earlier attempt may have written it'),
+    });
+    expect(publishedAt(retry, 1).outcome.status).toBe('ACKED');
+    const recorded = [...ledger.blocks.values()].at(-1);
+    expect(recorded?.outcomes.map((o) => o.status)).toEqual(['UNKNOWN', 'ACKED']);
+  });
+
   it('refuses a key another request holds (409, retriable) and sends nothing', async () => {
     const { publisher, keyed, sender } = setup();
     keyed.stored.set('busy', {
