@@ -190,15 +190,12 @@ describe('createRecordSender: what is sent', () => {
     const result = await sender.send('orders', records, later());
 
     const producer = producerAt(kafka, 0);
-    // One send per partition (see sendPerPartition: kafkajs's retries across brokers).
-    expect(producer.sent).toHaveLength(2);
-    const messages = producer.sent.flatMap((sent) => {
-      expect(sent.topic).toBe('orders');
-      expect(sent.acks).toBe(-1);
-      expect(sent.messages).toHaveLength(1);
-      return sent.messages;
-    });
-    messages.forEach((message, index) => {
+    expect(producer.sent).toHaveLength(1);
+    const sent = producer.sent[0];
+    expect(sent?.topic).toBe('orders');
+    expect(sent?.acks).toBe(-1);
+    expect(sent?.messages).toHaveLength(2);
+    sent?.messages.forEach((message, index) => {
       const original = records[index];
       expect(message.partition).toBe(original?.partition);
       expect(message.timestamp).toBe(String(original?.timestamp));
@@ -404,7 +401,7 @@ describe('createRecordSender: failures', () => {
     expect(next.outcomes).toEqual([{ status: 'ACKED', partition: 0, offset: '3' }]);
   });
 
-  it('the same refusal of two partitions, each sent on its own, is FAILED for each', async () => {
+  it('the same refusal over two partitions is UNKNOWN', async () => {
     const kafka = new FakeKafka({
       send: async () => {
         throw protocolError('MESSAGE_TOO_LARGE', 10, false);
@@ -414,16 +411,7 @@ describe('createRecordSender: failures', () => {
 
     const result = await sender.send('orders', [record(0, 'a'), record(1, 'b')], later());
 
-    expect(statuses(result.outcomes)).toEqual(['FAILED', 'FAILED']);
-  });
-
-  it('sends each partition of a round on its own, so no kafkajs retry spans two brokers', async () => {
-    const kafka = new FakeKafka();
-    const { sender } = senderFor(kafka);
-    await sender.send('orders', [record(0, 'a'), record(1, 'b'), record(0, 'c')], later());
-    const sent = producerAt(kafka, 0).sent.map((s) => s.messages.map((m) => m.partition));
-    expect(sent.map((partitions) => new Set(partitions).size)).toEqual([1, 1]);
-    expect(sent.flat().sort()).toEqual([0, 0, 1]);
+    expect(statuses(result.outcomes)).toEqual(['UNKNOWN', 'UNKNOWN']);
   });
 });
 
@@ -452,7 +440,7 @@ describe('createRecordSender: record batches', () => {
   // A test record alone in a batch is 134 bytes (61 of them the batch's): 250 hold two.
   const small = 250;
 
-  it("cuts each partition's records into batches that fit, sent in rounds, a send per partition", async () => {
+  it("cuts each partition's records into batches that fit, sent in rounds, one send at a time", async () => {
     const { send, overlaps } = log();
     const kafka = new FakeKafka({ send });
     const { sender } = senderFor(kafka, 10_000, small);
@@ -462,12 +450,10 @@ describe('createRecordSender: record batches', () => {
 
     const sent = producerAt(kafka, 0).sent;
     expect(sent.map((s) => s.messages.map((m) => String(m.value)))).toEqual([
-      ['a', 'c'],
-      ['b', 'd'],
+      ['a', 'c', 'b', 'd'],
       ['e'],
     ]);
-    // The partitions of a round go side by side; rounds one after the other.
-    expect(overlaps).toEqual([1]);
+    expect(overlaps).toEqual([]);
     expect(outcomes).toEqual([
       { status: 'ACKED', partition: 0, offset: '0' },
       { status: 'ACKED', partition: 1, offset: '0' },
@@ -482,10 +468,10 @@ describe('createRecordSender: record batches', () => {
     let round = 0;
     const kafka = new FakeKafka({
       send: async (sent) => {
-        const mine = ++round;
+        round++;
         const acked = await send(sent);
-        // The first answer for partition 0 has no word on it.
-        return mine === 1 ? acked.filter((entry) => entry.partition !== 0) : acked;
+        // The first round's answer has no word on partition 0.
+        return round === 1 ? acked.filter((entry) => entry.partition !== 0) : acked;
       },
     });
     const { sender } = senderFor(kafka, 10_000, small);
@@ -512,8 +498,7 @@ describe('createRecordSender: record batches', () => {
     });
     const sent = producerAt(kafka, 0).sent.map((s) => s.messages.map((m) => String(m.value)));
     expect(sent).toEqual([
-      ['a', 'b'],
-      ['w', 'x'],
+      ['a', 'b', 'w', 'x'],
       ['y', 'z'],
     ]);
   });
@@ -550,7 +535,7 @@ describe('createRecordSender: record batches', () => {
     const { outcomes } = await sender.send('orders', records, later());
 
     expect(statuses(outcomes)).toEqual(['UNKNOWN', 'UNKNOWN', 'NOT_SENT', 'UNKNOWN']);
-    expect(producerAt(kafka, 0).send).toHaveBeenCalledTimes(2); // partitions 0 and 1
+    expect(producerAt(kafka, 0).send).toHaveBeenCalledTimes(1);
     expect(producerAt(kafka, 0).disconnect).toHaveBeenCalledTimes(1);
   });
 

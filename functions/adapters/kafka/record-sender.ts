@@ -92,48 +92,6 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     }
   }
 
-  /**
-   * A round's batches, one producer send per partition, side by side. kafkajs 2.2.4 retries a
-   * send that spans brokers by resending to every broker it holds no answer from — and after a
-   * metadata refresh it can hold the answered broker under another object, so it resends
-   * partitions already written, with new sequence numbers the broker cannot recognise: the same
-   * records twice in one producer session (found by the chaos checker, seeds 1, 102, 104, 105).
-   * A send of one partition goes to one broker: answered, it is done; not answered, kafkajs
-   * resends it with the same sequence numbers, which the partition's leader deduplicates.
-   */
-  async function sendPerPartition(
-    session: Session,
-    topic: string,
-    indexes: readonly number[],
-    messages: readonly Message[],
-    deadline: Deadline,
-  ): Promise<RecordOutcome[]> {
-    const groups = new Map<number, number[]>();
-    for (const i of indexes) {
-      const partition = (messages[i] as Message).partition as number;
-      const group = groups.get(partition);
-      if (group) group.push(i);
-      else groups.set(partition, [i]);
-    }
-    const sent = await Promise.all(
-      [...groups.values()].map((group) =>
-        sendOnce(
-          session,
-          topic,
-          group.map((i) => messages[i] as Message),
-          deadline,
-        ),
-      ),
-    );
-    const byIndex = new Map<number, RecordOutcome>();
-    [...groups.values()].forEach((group, n) => {
-      group.forEach((i, j) => {
-        byIndex.set(i, sent[n]?.[j] as RecordOutcome);
-      });
-    });
-    return indexes.map((i) => byIndex.get(i) as RecordOutcome);
-  }
-
   async function send(
     topic: string,
     records: readonly OutgoingRecord[],
@@ -189,7 +147,13 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     }
     const outcomes = await sendInRounds(
       partitionBatches(records, maxBytes, bodies),
-      (indexes) => sendPerPartition(session, topic, indexes, messages, deadline),
+      (indexes) =>
+        sendOnce(
+          session,
+          topic,
+          indexes.map((i) => messages[i] as Message),
+          deadline,
+        ),
       () => {
         if (retired.has(session)) return 'the producer session was retired';
         return deadline.expired() ? 'the request deadline passed' : undefined;
