@@ -53,14 +53,7 @@ async function buildTree(root: string, tag: string) {
     const result = await build({
       absWorkingDir: root,
       entryPoints: [join(root, `${module}.ts`)],
-      bundle: true,
-      platform: 'node',
-      target: esbuild.target,
-      format: 'esm',
-      external: esbuild.exclude,
-      banner: esbuild.banner,
-      minify: esbuild.minify === true,
-      keepNames: esbuild.keepNames === true,
+      ...functionBundle(esbuild),
       sourcemap: esbuild.sourcemap === true,
       outfile: file,
       metafile: true,
@@ -72,6 +65,20 @@ async function buildTree(root: string, tag: string) {
     bundles.set(module, { file, bytes });
   }
   return { serverless, esbuild, bundles };
+}
+
+/** What serverless-esbuild bundles every function with (serverless.yml's custom.esbuild). */
+function functionBundle(esbuild: Serverless['custom']['esbuild']) {
+  return {
+    bundle: true,
+    platform: 'node',
+    target: esbuild.target,
+    format: 'esm',
+    external: esbuild.exclude,
+    banner: esbuild.banner,
+    minify: esbuild.minify === true,
+    keepNames: esbuild.keepNames === true,
+  } as const;
 }
 
 function handlerOf(handler: string) {
@@ -169,14 +176,7 @@ for (const [name, contents] of Object.entries(ANCHORS)) {
   await build({
     absWorkingDir: ROOT,
     stdin: { contents, resolveDir: ROOT, loader: 'ts' },
-    bundle: true,
-    platform: 'node',
-    target: esbuild.target,
-    format: 'esm',
-    external: esbuild.exclude,
-    banner: esbuild.banner,
-    minify: esbuild.minify === true,
-    keepNames: esbuild.keepNames === true,
+    ...functionBundle(esbuild),
     outfile: file,
     logLevel: 'warning',
   });
