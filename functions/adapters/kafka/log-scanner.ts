@@ -5,18 +5,36 @@ import { DependencyUnavailableError, NotFoundError, TallyError } from '../../cor
 import { kafkaFailure } from './client.js';
 import { lazyAdmin } from './lazy-admin.js';
 
-/** The `tally.*` headers as text (the first value of a repeated header); others are skipped. */
-const tallyHeaders = (headers: Record<string, unknown> | undefined) => {
-  const out: Record<string, string | undefined> = {};
-  if (headers === undefined) return out;
-  for (const name in headers) {
-    if (!name.startsWith('tally.')) continue;
-    const value = headers[name];
-    const first = Array.isArray(value) ? value[0] : value;
-    out[name] = first === undefined || first === null ? undefined : String(first);
-  }
-  return out;
-};
+/**
+ * The `tally.*` headers as text (the first value of a repeated header); others are skipped.
+ * Consecutive records of a log mostly repeat `tally.stream` and `tally.session`: a value whose
+ * bytes equal the previous record's reuses its text (a byte compare, not a decode and a string).
+ */
+export function createHeaderReader() {
+  const lastBytes = new Map<string, Buffer>();
+  const lastText = new Map<string, string>();
+  const text = (name: string, value: unknown): string | undefined => {
+    if (value === undefined || value === null) return undefined;
+    if (!Buffer.isBuffer(value)) return String(value);
+    if (name === 'tally.seq') return value.toString(); // new with every record
+    const previous = lastBytes.get(name);
+    if (previous?.equals(value)) return lastText.get(name);
+    const decoded = value.toString();
+    lastBytes.set(name, value);
+    lastText.set(name, decoded);
+    return decoded;
+  };
+  return (headers: Record<string, unknown> | undefined) => {
+    const out: Record<string, string | undefined> = {};
+    if (headers === undefined) return out;
+    for (const name in headers) {
+      if (!name.startsWith('tally.')) continue;
+      const value = headers[name];
+      out[name] = text(name, Array.isArray(value) ? value[0] : value);
+    }
+    return out;
+  };
+}
 
 /** A topic that does not exist is the caller's 404; anything else, Kafka not answering. */
 function offsetsUnavailable(topic: string, error: unknown): Error {
@@ -51,6 +69,7 @@ export function createLogScanner(kafka: Kafka) {
       const logStart = new Map(offsets.map((o) => [o.partition, Number(o.low)]));
       const next = new Map<number, number>();
       const ends = new Map<number, number>();
+      const tallyHeaders = createHeaderReader();
       for (const o of offsets) {
         const low = Number(o.low);
         const high = Number(o.high);
