@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+// What the functions log goes to test/.logs/<file>.log, shown under a failing test.
+const setupFiles = ['test/helpers/quiet-logs.ts'];
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/helpers/summary-reporter.ts'],
@@ -7,13 +10,26 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          setupFiles,
           include: ['test/unit/**/*.test.ts'],
           sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
+          // Months of schedules on an injected clock and clusters at a large user's size: no
+          // services, minutes of CPU (npm test runs them; npm run test:unit does not).
+          name: 'simulation',
+          setupFiles,
+          include: ['test/simulation/**/*.test.ts'],
+          sequence: { groupOrder: 0 },
+          testTimeout: 300_000,
+        },
+      },
+      {
+        test: {
           name: 'integration',
+          setupFiles,
           include: ['test/integration/**/*.test.ts'],
           sequence: { groupOrder: 1 },
           // One local stack (Kafka + DynamoDB) for the whole run; tests use unique names.

@@ -1,0 +1,68 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { beforeEach, expect } from 'vitest';
+
+// `npm test` prints test names and failures, not what the functions log. Each line a function
+// writes (its JSON log lines and the metrics' EMF blobs) goes to a file per test file under
+// test/.logs/ instead of the terminal, and is printed under a failing test, where it helps.
+// Anything else written to stdout or stderr passes through untouched.
+
+const DIR = join(import.meta.dirname, '..', '.logs');
+
+interface Diverted {
+  /** The log file of the test file running now. */
+  file?: string;
+  /** What the test running now had logged. */
+  lines: string[];
+  readonly writeStderr: (text: string) => void;
+}
+
+const isFunctionOutput = (text: string) =>
+  text.startsWith('{"level":') || text.startsWith('{"_aws":');
+const KEY = Symbol.for('tally.quietLogs');
+
+/** Patches stdout and stderr once per process (a worker runs several test files). */
+function diverted(): Diverted {
+  const holder = process as unknown as Record<symbol, Diverted | undefined>;
+  const existing = holder[KEY];
+  if (existing) return existing;
+  const stderrWrite = process.stderr.write.bind(process.stderr);
+  const state: Diverted = { lines: [], writeStderr: (text) => stderrWrite(text) };
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const text =
+        typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : '';
+      if (!isFunctionOutput(text)) return write(chunk, ...rest);
+      const line = text.endsWith('\n') ? text : `${text}\n`;
+      state.lines.push(line);
+      if (state.file) appendFileSync(state.file, line);
+      (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
+      return true;
+    }) as typeof stream.write;
+  }
+  holder[KEY] = state;
+  return state;
+}
+
+const state = diverted();
+
+beforeEach((context) => {
+  const testPath = expect.getState().testPath;
+  const file = testPath ? join(DIR, `${basename(testPath)}.log`) : undefined;
+  if (file && file !== state.file) {
+    mkdirSync(DIR, { recursive: true });
+    appendFileSync(file, `--- ${new Date().toISOString()}\n`);
+    state.file = file;
+  }
+  const lines: string[] = [];
+  state.lines = lines;
+  context.onTestFailed(() => {
+    if (lines.length === 0) return;
+    const shown = lines.slice(-200);
+    const which = lines.length > shown.length ? `, the last ${shown.length}` : '';
+    state.writeStderr(
+      `\n--- logged by the functions during "${context.task.name}" (${lines.length} lines${which}; all in ${state.file})\n${shown.join('')}--- end\n`,
+    );
+  });
+});
