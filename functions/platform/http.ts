@@ -1,3 +1,4 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type {
   APIGatewayProxyEventV2,
@@ -7,7 +8,7 @@ import type {
 import { requireScope, type Scope } from '../core/access.js';
 import { InvalidInputError, NotFoundError, TallyError } from '../core/errors.js';
 import { loadAuthenticate, rememberCaller } from './auth.js';
-import { log } from './log.js';
+import { log, logger, withCorrelation } from './log.js';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2;
@@ -97,9 +98,23 @@ function access(scope: Scope): MiddlewareObj<HttpEvent, HttpResponse> {
   };
 }
 
-/** The one middy stack of every HTTP route: who may call it, and errors as JSON. */
+/** Every log line of the request carries API Gateway's request id (publish adds its key). */
+function correlation(): MiddlewareObj<HttpEvent, HttpResponse> {
+  return {
+    before: async (request) => {
+      withCorrelation({ requestId: request.event.requestContext?.requestId });
+    },
+  };
+}
+
+/** The one middy stack of every HTTP route: its log context, who may call it, errors as JSON. */
 export function httpHandler(scope: Scope, route: HttpRoute) {
-  return middy<HttpEvent, HttpResponse>().use(errorsToHttp()).use(access(scope)).handler(route);
+  return middy<HttpEvent, HttpResponse>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(correlation())
+    .use(errorsToHttp())
+    .use(access(scope))
+    .handler(route);
 }
 
 /** A request header, case-insensitively (API Gateway v2 lower-cases them already). */

@@ -1,18 +1,29 @@
-// One JSON line per event, CloudWatch-friendly. Record keys and values are never passed here.
+import { Logger } from '@aws-lambda-powertools/logger';
+
+// One JSON line per event (Powertools Logger): level from LOG_LEVEL (or POWERTOOLS_LOG_LEVEL),
+// the invocation's context and correlation ids on every line of it (`withCorrelation`). Record
+// keys and values and credentials are never passed here: callers log names, counts and errors.
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-const threshold = ORDER[(process.env.LOG_LEVEL?.toLowerCase() as LogLevel) ?? 'info'] ?? 20;
+export const logger = new Logger({
+  serviceName:
+    process.env.POWERTOOLS_SERVICE_NAME ?? process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'kafka-tally',
+});
 
 export function log(level: LogLevel, message: string, extra: object = {}): void {
-  if (ORDER[level] < threshold) return;
-  const line = JSON.stringify({
-    level: level.toUpperCase(),
-    time: new Date().toISOString(),
-    message,
-    ...extra,
-  });
-  if (level === 'error' || level === 'warn') process.stderr.write(`${line}\n`);
-  else process.stdout.write(`${line}\n`);
+  logger[level](message, extra as Record<string, unknown>);
+}
+
+/** Ids that tie one invocation's lines together: request id, execution, Idempotency-Key, … */
+export interface Correlation {
+  readonly requestId?: string;
+  readonly execution?: string;
+  readonly idempotencyKey?: string;
+}
+
+/** Adds ids to every later line of this invocation (keys are reset when it ends). */
+export function withCorrelation(ids: Correlation): void {
+  const defined = Object.entries(ids).filter(([, value]) => typeof value === 'string');
+  if (defined.length > 0) logger.appendKeys(Object.fromEntries(defined));
 }

@@ -1,7 +1,8 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { DependencyFailedError, TallyError } from '../core/errors.js';
-import { log } from './log.js';
+import { log, logger, withCorrelation } from './log.js';
 
 /**
  * The one middy stack for non-HTTP entry points (EventBridge schedules, Step Functions tasks):
@@ -19,7 +20,14 @@ export function taskHandler<TInput, TOutput>(
       );
     },
   })
+    .use(injectLambdaContext(logger, { resetKeys: true }))
     .use({
+      // A Step Functions task that is given its execution (`"execution.$": "$$.Execution.Id"`)
+      // tags every line of the run with it.
+      before: async (request) => {
+        const execution = (request.event as { execution?: unknown } | null)?.execution;
+        if (typeof execution === 'string') withCorrelation({ execution });
+      },
       onError: async (request) => {
         const { error } = request;
         // Bad input is the caller's to fix (a warning); anything else is ours or a dependency's.

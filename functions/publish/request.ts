@@ -7,7 +7,7 @@ import { isSettledResult, type PublishRequest, type PublishResult } from '../cor
 import { checkTopic, fingerprint } from '../core/publish-plan.js';
 import { callerOf } from '../platform/auth.js';
 import { type HttpEvent, type HttpResponse, header, pathParameter } from '../platform/http.js';
-import { log } from '../platform/log.js';
+import { log, withCorrelation } from '../platform/log.js';
 import { bodyText } from './body-text.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
 import { type PublishRuntime, publishRuntime } from './runtime.js';
@@ -57,7 +57,10 @@ export function publishOptions(
   // The topic is judged first: an illegal name must be named as such, never as a bad stream.
   checkTopic(topic, rt.allowTopic);
   const stream = checkStream(given.stream ?? topic, names.stream);
-  if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey, names.idempotencyKey);
+  if (idempotencyKey !== undefined) {
+    checkIdempotencyKey(idempotencyKey, names.idempotencyKey);
+    withCorrelation({ idempotencyKey });
+  }
   if (
     clientTimeoutMs !== undefined &&
     !(Number.isSafeInteger(clientTimeoutMs) && clientTimeoutMs > 0)
