@@ -4,7 +4,7 @@ import { ConfigurationError } from '../core/errors.js';
 // Configuration is read here and nowhere else: parsed once per container, validated, and a
 // problem fails the cold start with a message naming the variable.
 
-type Env = Readonly<Record<string, string | undefined>>;
+export type Env = Readonly<Record<string, string | undefined>>;
 
 function required(env: Env, name: string): string {
   const value = env[name]?.trim();
@@ -12,12 +12,12 @@ function required(env: Env, name: string): string {
   return value;
 }
 
-function optional(env: Env, name: string): string | undefined {
+export function optional(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value ? value : undefined;
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const text = optional(env, name);
   if (text === undefined) return fallback;
   const value = Number(text);

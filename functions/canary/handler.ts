@@ -1,0 +1,88 @@
+// The canary, on an EventBridge schedule: a few synthetic records to each partition of the canary
+// topic through the real publish path, read back by a consumer of its own; availability,
+// latency, losses and duplicates as metrics and as its result (core/canary.ts). The scheduled
+// audit of the same topic (serverless.yml) judges them again, as it judges any stream.
+import { createCanaryTopic } from '../adapters/kafka/canary-topic.js';
+import { type CanaryOutcome, runCanary } from '../core/canary.js';
+import { Deadline } from '../core/deadline.js';
+import { parseRecord } from '../core/record-input.js';
+import { kafkaClient } from '../platform/kafka-client.js';
+import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { log } from '../platform/log.js';
+import { taskHandler } from '../platform/task.js';
+import { publishOptions, runPublish } from '../publish/request.js';
+import { publishRuntime } from '../publish/runtime.js';
+import { loadCanaryConfig } from './config.js';
+import { publishCanaryMetrics } from './metrics.js';
+
+const canaryRuntime = lazyRuntime(async () => {
+  const rt = await publishRuntime();
+  const canary = loadCanaryConfig();
+  const topic = createCanaryTopic(await kafkaClient(rt.config, 'canary'), canary);
+  return { rt, canary, topic };
+});
+
+/** Time kept back at the end of the run for the read-back's consumer to leave its group. */
+const MARGIN_MS = 5000;
+
+export const handler = taskHandler(async (_input: unknown, context) => {
+  const { rt, canary, topic } = await canaryRuntime();
+  const deadline = new Deadline(Date.now() + context.getRemainingTimeInMillis() - MARGIN_MS);
+  const report = await runCanary(
+    {
+      partitions: topic.partitions,
+      readBack: topic.readBack,
+      now: () => performance.now(),
+      async publish(request, publishDeadline): Promise<CanaryOutcome> {
+        const options = publishOptions(
+          {
+            topic: request.topic,
+            stream: request.stream,
+            idempotencyKey: undefined,
+            timeoutMs: Math.min(10_000, publishDeadline.remainingMs()),
+          },
+          context,
+          rt,
+          { stream: 'TALLY_CANARY_STREAM', idempotencyKey: '-', timeoutMs: '-' },
+        );
+        const record = parseRecord({
+          partition_id: request.partition,
+          value: { type: 'JSON', data: JSON.parse(request.value) },
+        });
+        let outcome: CanaryOutcome = { status: 'NOT_SENT', message: 'no answer' };
+        await runPublish(rt, { ...options, records: [record] }, context, (result) => {
+          const [first] = result.results;
+          if (first?.kind === 'published') {
+            const o = first.outcome;
+            outcome =
+              o.status === 'ACKED'
+                ? {
+                    status: 'ACKED',
+                    seq: first.seq,
+                    partition: o.partition,
+                    offset: Number(o.offset),
+                  }
+                : {
+                    status: o.status,
+                    seq: first.seq,
+                    message: 'message' in o ? o.message : undefined,
+                  };
+          } else if (first) {
+            outcome = { status: 'REFUSED', message: JSON.stringify(first).slice(0, 200) };
+          }
+          return { statusCode: 200, body: '' };
+        }).catch((error: unknown) => {
+          outcome = { status: 'ERROR', message: (error as Error).message };
+        });
+        return outcome;
+      },
+    },
+    canary,
+    deadline,
+  );
+  publishCanaryMetrics(report);
+  if (report.lost.length > 0 || report.duplicated.length > 0 || report.availability < 1) {
+    log('warn', 'canary found a problem', { ...report });
+  }
+  return report;
+});
