@@ -10,6 +10,7 @@ import { type HttpEvent, type HttpResponse, header, pathParameter } from '../pla
 import { log, withCorrelation } from '../platform/log.js';
 import { bodyText } from './body-text.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
+import { publishRequestMetrics } from './metrics.js';
 import { type PublishRuntime, publishRuntime } from './runtime.js';
 
 // What every publish route shares: headers, body limits, cluster check, and the guarded run.
@@ -113,10 +114,11 @@ export async function runPublish(
       request.idempotencyKey === undefined
         ? request
         : { ...request, fingerprint: fingerprint(request) };
-    const { answer, warnings } = await rt.publisher.publishAnswered(keyed, (result) => ({
-      answer: respond(result),
-      settled: isSettledResult(result),
-    }));
+    const started = performance.now();
+    const { answer, warnings } = await rt.publisher.publishAnswered(keyed, (result) => {
+      publishRequestMetrics(result, performance.now() - started);
+      return { answer: respond(result), settled: isSettledResult(result) };
+    });
     for (const warning of warnings) log('warn', warning, { stream: request.stream });
     return answer;
   } finally {
