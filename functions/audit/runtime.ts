@@ -1,13 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { createAuditStore } from '../adapters/dynamodb/audit-store.js';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
+import { createNotedStore } from '../adapters/dynamodb/notify-state.js';
 import { createReceiptsStore } from '../adapters/dynamodb/receipts-store.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
 import { createStreamCounter } from '../adapters/dynamodb/sequence-allocator.js';
+import { createEventSink } from '../adapters/eventbridge/event-sink.js';
+import { notifySafely } from '../adapters/eventbridge/notify-run.js';
 import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
 import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createLogScanner } from '../adapters/kafka/log-scanner.js';
 import { createAuditor, type ReconcileEvent } from '../core/audit.js';
+import { createAuditNotifier } from '../core/audit-notifier.js';
+import { loadNotifyConfig, type NotifyConfig } from '../core/notify-config.js';
 import type { GroupReport } from '../core/reconcile.js';
 import type { ReportStore } from '../core/reconcile-ports.js';
 import { type AuditConfig, loadAuditConfig } from '../platform/config.js';
@@ -51,7 +56,7 @@ export function scanDeadline(now: number, remainingMs: number, scanTimeoutMs: nu
   return now + Math.max(0, Math.min(scanTimeoutMs, remainingMs - reserve));
 }
 
-async function build(config: AuditConfig) {
+async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
   const { documents } = dynamoDbClients(config);
   const kafka = await kafkaClient(config, 'audit');
   const store = createAuditStore(documents, config.auditsTable);
@@ -64,7 +69,22 @@ async function build(config: AuditConfig) {
     seqFates: { counter: createStreamCounter(documents, config.streamsTable), ledger },
     reconcile: reconcileEvents(createReportStore(documents, config.reconcileReportsTable)),
   });
-  /** Runs an audit, stores its report under a new id and publishes its metrics. */
+  const { eventBus } = notifyConfig;
+  const notifier =
+    eventBus === undefined
+      ? undefined
+      : createAuditNotifier({
+          noted: createNotedStore(documents, config.auditsTable),
+          sink: createEventSink({
+            region: config.region,
+            eventBus,
+            endpoint: notifyConfig.endpoint,
+          }),
+        });
+  /**
+   * Runs an audit, stores its report under a new id, publishes its metrics and (when
+   * TALLY_NOTIFY_EVENT_BUS is set) an event per stream whose lost or duplicated records grew.
+   */
   const auditAndStore = async (topic: string, groups: readonly string[], remainingMs: number) => {
     const auditId = `audit-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
     const report = await auditor.run({
@@ -78,6 +98,7 @@ async function build(config: AuditConfig) {
     });
     await store.save(auditId, report);
     publishAuditMetrics(report);
+    if (notifier) await notifySafely('audit', () => notifier.notify({ auditId, ...report }));
     return { auditId, ...report };
   };
   return {
@@ -90,5 +111,6 @@ async function build(config: AuditConfig) {
 }
 
 const config = loadAuditConfig();
+const notifyConfig = loadNotifyConfig(process.env);
 
-export const auditRuntime = lazyRuntime(() => build(config));
+export const auditRuntime = lazyRuntime(() => build(config, notifyConfig));

@@ -8,7 +8,7 @@ export const handler = httpHandler('admin', async (event) => {
   const rt = await reconcileRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.source.clusterId());
-  const report = await rt.reconciler.run();
+  const { report } = await rt.reconcile();
   return json(200, {
     ...report,
     groups: report.groups.map(({ partitions: _, ...group }) => group),

@@ -1,11 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { createMappingStore } from '../adapters/dynamodb/mapping-store.js';
+import { createIncidentStore } from '../adapters/dynamodb/notify-state.js';
 import { createOffsetHistory } from '../adapters/dynamodb/offset-history.js';
 import { createPlanStore } from '../adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
 import { createRestoreRecords } from '../adapters/dynamodb/restore-records.js';
+import { createEventSink } from '../adapters/eventbridge/event-sink.js';
+import { notifySafely } from '../adapters/eventbridge/notify-run.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
 import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
-import { createReconciler } from '../core/reconcile.js';
+import { createGroupNotifier, type NotifyOutcome } from '../core/group-notifier.js';
+import { loadNotifyConfig, type NotifyConfig } from '../core/notify-config.js';
+import { createReconciler, type ReconcileReport } from '../core/reconcile.js';
 import { loadReconcileConfig, type ReconcileConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
@@ -16,7 +22,7 @@ import { lazyRuntime } from '../platform/lazy-runtime.js';
 /** Backlog deletes per run (gone groups, unobserved history): ~1 s of DynamoDB deletes. */
 const PRUNE_BUDGET = 200;
 
-async function build(config: ReconcileConfig) {
+async function build(config: ReconcileConfig, notifyConfig: NotifyConfig) {
   const { documents } = dynamoDbClients(config);
   const kafka = await kafkaClient(config, 'reconcile');
   const source = createGroupSource(kafka);
@@ -33,8 +39,34 @@ async function build(config: ReconcileConfig) {
       pruneBudget: PRUNE_BUDGET,
     },
   );
+  const { eventBus } = notifyConfig;
+  const notifier =
+    eventBus === undefined
+      ? undefined
+      : createGroupNotifier(
+          {
+            incidents: createIncidentStore(documents, config.tables.reconcileReports),
+            sink: createEventSink({
+              region: config.region,
+              eventBus,
+              endpoint: notifyConfig.endpoint,
+            }),
+            newId: randomUUID,
+          },
+          notifyConfig.rules,
+        );
+  /** A run, then Burrow's notifier over its statuses (when TALLY_NOTIFY_EVENT_BUS is set). */
+  const reconcile = async (): Promise<{ report: ReconcileReport; notified?: NotifyOutcome }> => {
+    const report = await reconciler.run();
+    if (!notifier) return { report };
+    const notified = await notifySafely('reconcile', async () =>
+      notifier.notify(report, config.burrowClusterName ?? (await source.clusterId())),
+    );
+    return { report, notified };
+  };
   return {
     config,
+    reconcile,
     source,
     history,
     reports,
@@ -50,5 +82,6 @@ async function build(config: ReconcileConfig) {
 export type ReconcileRuntime = Awaited<ReturnType<typeof build>>;
 
 const config = loadReconcileConfig();
+const notifyConfig = loadNotifyConfig(process.env);
 
-export const reconcileRuntime = lazyRuntime(() => build(config));
+export const reconcileRuntime = lazyRuntime(() => build(config, notifyConfig));

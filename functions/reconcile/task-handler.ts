@@ -10,7 +10,7 @@ import { reconcileRuntime } from './runtime.js';
 
 export const handler = taskHandler(async () => {
   const rt = await reconcileRuntime();
-  const report = await rt.reconciler.run();
+  const { report, notified } = await rt.reconcile();
   const summary = summarizeReconcile(report, rt.config.tables.reconcileReports);
   log('info', 'reconcile run', {
     complete: report.complete,
@@ -18,6 +18,7 @@ export const handler = taskHandler(async () => {
     adminCalls: report.adminCalls,
     errors: summary.problems.filter((g) => g.status === 'ERR').map((g) => g.group),
     mappings: summary.mappings,
+    ...(notified && { notifications: notified }),
   });
   publishReconcileMetrics(report);
   return summary;

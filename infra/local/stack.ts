@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DynamoDbServer, startDynamoDbServer } from './dynamodb-server.js';
+import { serveLocalEventBus } from './event-bus.js';
 import { type KafkaBroker, startKafkaBroker, tail } from './kafka-broker.js';
 import { localClusterSize, startKafkaCluster } from './kafka-cluster.js';
 import { startLocalApi } from './local-api.js';
@@ -175,6 +176,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await served.close();
       });
       stepFunctionsUrl = served.url;
+      // Notifications: the functions' PutEvents land here, and go to TALLY_LOCAL_NOTIFY_WEBHOOK.
+      const webhookUrl = env.TALLY_LOCAL_NOTIFY_WEBHOOK?.trim() || undefined;
+      const bus = await serveLocalEventBus({ webhookUrl, log });
+      closers.push(bus.close);
+      log(
+        `events: ${webhookUrl ? `POSTed to TALLY_LOCAL_NOTIFY_WEBHOOK=${webhookUrl}` : 'logged here (no TALLY_LOCAL_NOTIFY_WEBHOOK)'}`,
+      );
       // A bearer token for this run, with every scope (printed in the ready line).
       apiToken = `tally-local-${randomBytes(24).toString('base64url')}`;
       const api = await startLocalApi({
@@ -187,6 +195,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }),
         env: {
           TALLY_STEP_FUNCTIONS_ENDPOINT: served.url,
+          TALLY_EVENTBRIDGE_ENDPOINT: bus.url,
           TALLY_AUTH: 'tokens',
           TALLY_AUTH_TOKENS: JSON.stringify({
             [apiToken]: { caller: 'local', scopes: ['admin'], topics: ['*'] },

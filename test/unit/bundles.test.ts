@@ -26,6 +26,7 @@ const MAX_BUNDLE_BYTES = 400 * 1024;
  */
 const RUNTIME_SDK = new Set([
   '@aws-sdk/client-dynamodb',
+  '@aws-sdk/client-eventbridge',
   '@aws-sdk/lib-dynamodb',
   '@aws-sdk/util-dynamodb',
   '@aws-sdk/client-kafka',
@@ -132,9 +133,9 @@ describe("each function's esbuild bundle", () => {
 
   it('loads no AWS SDK client at cold start that the function may not use', () => {
     // A static import of an external package is loaded with the bundle; MSK's control plane
-    // (only with MSK_CLUSTER_ARN), Step Functions (only a decision), the credential chain (only with
-    // KAFKA_AUTH=iam) and the secret stores (only
-    // with SCRAM) are imported where they are used.
+    // (only with MSK_CLUSTER_ARN), Step Functions (only a decision), EventBridge (only an event),
+    // the credential chain (only with KAFKA_AUTH=iam) and the secret stores (only with SCRAM) are
+    // imported where they are used.
     for (const { name, module } of functions) {
       const eager = outputOf(module)
         .imports.filter((i) => i.external && i.kind === 'import-statement')
@@ -142,6 +143,7 @@ describe("each function's esbuild bundle", () => {
       for (const lazy of [
         '@aws-sdk/client-kafka',
         '@aws-sdk/client-sfn',
+        '@aws-sdk/client-eventbridge',
         '@aws-sdk/client-secrets-manager',
         '@aws-sdk/client-ssm',
         '@aws-sdk/credential-provider-node',
