@@ -17,7 +17,13 @@ export function optional(env: Env, name: string): string | undefined {
   return value ? value : undefined;
 }
 
-export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+export function integer(
+  env: Env,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const text = optional(env, name);
   if (text === undefined) return fallback;
   const value = Number(text);
