@@ -8,6 +8,8 @@ const UNIT_MS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 
 export interface Schedule {
   readonly functionName: string;
   readonly everyMs: number;
+  /** What EventBridge sends instead of the scheduled event (serverless.yml `input`). */
+  readonly input?: Record<string, string>;
 }
 
 /** `${env:NAME, 'default'}` as Serverless resolves it, for the schedule expressions we use. */
@@ -16,6 +18,16 @@ function resolveEnv(value: string, env: NodeJS.ProcessEnv): string {
     /\$\{env:(\w+), '([^']*)'\}/g,
     (_, name: string, fallback: string) => env[name] ?? fallback,
   );
+}
+
+/** `${self:custom.a.b}` → serverless.yml's custom.a.b (itself maybe an `${env:…}`). */
+function resolveCustom(value: string, custom: Record<string, unknown>): string {
+  return value.replace(/\$\{self:custom\.([\w.]+)\}/g, (whole, path: string) => {
+    const found = path
+      .split('.')
+      .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], custom);
+    return typeof found === 'string' ? found : whole;
+  });
 }
 
 /** `rate(N unit)` → milliseconds; undefined for what we do not fire locally (cron). */
@@ -33,9 +45,14 @@ export function rateMs(expression: string): number | undefined {
 export function readSchedules(env: NodeJS.ProcessEnv = process.env, stage = 'local'): Schedule[] {
   const config = parse(readFileSync(SERVERLESS_YML, 'utf8')) as {
     service: string;
+    custom?: Record<string, unknown>;
     functions: Record<
       string,
-      { events?: Array<{ schedule?: { rate: string; enabled?: boolean } }> }
+      {
+        events?: Array<{
+          schedule?: { rate: string; enabled?: boolean; input?: Record<string, string> };
+        }>;
+      }
     >;
   };
   const schedules: Schedule[] = [];
@@ -43,8 +60,24 @@ export function readSchedules(env: NodeJS.ProcessEnv = process.env, stage = 'loc
     for (const event of fn.events ?? []) {
       if (!event.schedule || event.schedule.enabled === false) continue;
       const everyMs = rateMs(resolveEnv(event.schedule.rate, env));
-      if (everyMs !== undefined)
-        schedules.push({ functionName: `${config.service}-${stage}-${name}`, everyMs });
+      if (everyMs === undefined) continue;
+      const functionName = `${config.service}-${stage}-${name}`;
+      const { input } = event.schedule;
+      // A schedule with `input` sends it instead of the scheduled event, as EventBridge does.
+      schedules.push(
+        input === undefined
+          ? { functionName, everyMs }
+          : {
+              functionName,
+              everyMs,
+              input: Object.fromEntries(
+                Object.entries(input).map(([key, value]) => [
+                  key,
+                  resolveEnv(resolveCustom(value, config.custom ?? {}), env),
+                ]),
+              ),
+            },
+      );
     }
   }
   return schedules;
@@ -57,7 +90,7 @@ export function readSchedules(env: NodeJS.ProcessEnv = process.env, stage = 'loc
 export function startSchedules(lambdaUrl: string, log: (line: string) => void, env = process.env) {
   const timers = readSchedules(env).map((schedule) =>
     setInterval(async () => {
-      const event = {
+      const event = schedule.input ?? {
         version: '0',
         id: crypto.randomUUID(),
         'detail-type': 'Scheduled Event',

@@ -13,7 +13,9 @@ const list = (name) =>
 module.exports.vpc = () => {
   const subnetIds = list('TALLY_VPC_SUBNET_IDS');
   const securityGroupIds = list('TALLY_VPC_SECURITY_GROUP_IDS');
-  if (subnetIds.length === 0 && securityGroupIds.length === 0) return {};
+  // Lambda's VpcConfig with empty lists is no VPC (serverless.yml's schema wants both keys).
+  if (subnetIds.length === 0 && securityGroupIds.length === 0)
+    return { subnetIds: [], securityGroupIds: [] };
   if (subnetIds.length === 0 || securityGroupIds.length === 0) {
     throw new Error(
       'TALLY_VPC_SUBNET_IDS and TALLY_VPC_SECURITY_GROUP_IDS: set both (comma lists) or neither',

@@ -10,6 +10,11 @@ import { readZip } from '../helpers/zip.js';
 
 const run = promisify(execFile);
 
+const MSK_CLUSTER =
+  'arn:aws:kafka:eu-west-1:123456789012:cluster/prod/0f1e2d3c-aaaa-bbbb-cccc-1234567890ab-2';
+const MSK = 'arn:aws:kafka:eu-west-1:123456789012';
+const MSK_PATH = 'prod/0f1e2d3c-aaaa-bbbb-cccc-1234567890ab-2';
+
 /** The environment of a machine with no AWS credentials and no network to AWS. */
 function offlineEnv(home: string): NodeJS.ProcessEnv {
   const env = Object.fromEntries(
@@ -22,6 +27,12 @@ function offlineEnv(home: string): NodeJS.ProcessEnv {
     HOME: home,
     AWS_SHARED_CREDENTIALS_FILE: join(home, 'no-credentials'),
     AWS_CONFIG_FILE: join(home, 'no-config'),
+    // A deployment to an MSK cluster with IAM auth, in a VPC (issue 17): the grants and the
+    // network settings below are asserted for this configuration.
+    MSK_CLUSTER_ARN: MSK_CLUSTER,
+    TALLY_TOPIC_ALLOW_LIST: 'orders*,payments',
+    TALLY_VPC_SUBNET_IDS: 'subnet-0a1b2c3d4e5f60718,subnet-0a1b2c3d4e5f60719',
+    TALLY_VPC_SECURITY_GROUP_IDS: 'sg-0a1b2c3d4e5f60718',
     SLS_TELEMETRY_DISABLED: '1',
     SLS_NOTIFICATIONS_MODE: 'off',
     CI: 'true',
@@ -195,6 +206,146 @@ describe('serverless package (offline, no AWS credentials)', () => {
       'ApprovalsTable: dynamodb:GetItem dynamodb:UpdateItem',
       'OffsetRepairStateMachine: states:SendTaskFailure states:SendTaskSuccess',
     ]);
+  });
+
+  it('grants MSK IAM access per function: publish writes only to allowed topics, reads only where audited', () => {
+    /** Resource → sorted kafka-cluster actions (and kafka:GetBootstrapBrokers), per function. */
+    const kafka = (functionId: string) => {
+      const grants: Record<string, string[]> = {};
+      for (const statement of statementsOf(roleOf(functionId))) {
+        const actions = statement.Action.filter((a) => /^kafka(-cluster)?:/.test(a));
+        if (actions.length === 0) continue;
+        // (The packaging writes a one-element list as the element.)
+        const resources = [statement.Resource].flat() as string[];
+        for (const resource of resources) {
+          grants[resource] = [...new Set([...(grants[resource] ?? []), ...actions])].sort();
+        }
+      }
+      return grants;
+    };
+    const cluster = `${MSK}:cluster/${MSK_PATH}`;
+    const topic = (name: string) => `${MSK}:topic/${MSK_PATH}/${name}`;
+    const group = (name: string) => `${MSK}:group/${MSK_PATH}/${name}`;
+    const connect = [
+      'kafka-cluster:Connect',
+      'kafka-cluster:DescribeCluster',
+      'kafka:GetBootstrapBrokers',
+    ];
+    const write = [
+      'kafka-cluster:DescribeTopic',
+      'kafka-cluster:DescribeTopicDynamicConfiguration',
+      'kafka-cluster:WriteData',
+    ];
+    for (const id of [
+      'ProduceLambdaFunction',
+      'ProduceBatchLambdaFunction',
+      'ProduceV2LambdaFunction',
+      'PublishRecordLambdaFunction',
+    ]) {
+      expect(kafka(id), id).toEqual({
+        [cluster]: [...connect, 'kafka-cluster:WriteDataIdempotently'].sort(),
+        [topic('orders*')]: write,
+        [topic('payments')]: write,
+      });
+    }
+    const readGroups = ['kafka-cluster:DescribeGroup', 'kafka-cluster:DescribeTopic'];
+    expect(kafka('ReconcileLambdaFunction')).toEqual({
+      [cluster]: connect.sort(),
+      [topic('*')]: readGroups,
+      [group('*')]: readGroups,
+    });
+    const alter = ['kafka-cluster:AlterGroup', ...readGroups].sort();
+    for (const id of ['RestoreLambdaFunction', 'ExecuteRepairLambdaFunction']) {
+      expect(kafka(id), id).toEqual({
+        [cluster]: connect.sort(),
+        [topic('*')]: alter,
+        [group('*')]: alter,
+      });
+    }
+    // The audit reads every topic, through groups of its own that it may delete.
+    expect(kafka('AuditLambdaFunction')).toEqual({
+      [cluster]: connect.sort(),
+      [topic('*')]: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
+      [group('tally-audit-*')]: [
+        'kafka-cluster:AlterGroup',
+        'kafka-cluster:DeleteGroup',
+        'kafka-cluster:DescribeGroup',
+      ],
+    });
+    // The canary: its own topic only, created on first use, written and read back.
+    expect(kafka('CanaryLambdaFunction')).toEqual({
+      [cluster]: [...connect, 'kafka-cluster:WriteDataIdempotently'].sort(),
+      [topic('tally-canary')]: [
+        'kafka-cluster:CreateTopic',
+        'kafka-cluster:DescribeTopic',
+        'kafka-cluster:DescribeTopicDynamicConfiguration',
+        'kafka-cluster:ReadData',
+        'kafka-cluster:WriteData',
+      ],
+      [group('tally-audit-*')]: [
+        'kafka-cluster:AlterGroup',
+        'kafka-cluster:DeleteGroup',
+        'kafka-cluster:DescribeGroup',
+      ],
+    });
+    expect(kafka('ClustersLambdaFunction')).toEqual({ [cluster]: connect.sort() });
+    // Nothing but publish, the workflow's publish task and the canary may write.
+    for (const [id] of functions()) {
+      const writes = Object.entries(kafka(id)).filter(([, actions]) =>
+        actions.includes('kafka-cluster:WriteData'),
+      );
+      if (!/^(Produce|ProduceBatch|ProduceV2|PublishRecord|Canary)LambdaFunction$/.test(id))
+        expect(writes, id).toEqual([]);
+    }
+  });
+
+  it('runs every function that talks to Kafka in the configured VPC, and no other', () => {
+    for (const [id, fn] of functions()) {
+      const vpc = fn.Properties.VpcConfig as
+        | { SubnetIds: string[]; SecurityGroupIds: string[] }
+        | undefined;
+      if (id === 'DownstreamExampleLambdaFunction' || id === 'VerifyPublishedLambdaFunction') {
+        expect(vpc, id).toBeUndefined();
+        continue;
+      }
+      expect(vpc, id).toEqual({
+        SubnetIds: ['subnet-0a1b2c3d4e5f60718', 'subnet-0a1b2c3d4e5f60719'],
+        SecurityGroupIds: ['sg-0a1b2c3d4e5f60718'],
+      });
+    }
+  });
+
+  it('packages the canary on its schedule, its topic audited on another, and the dashboard', () => {
+    expect(template.Resources.CanaryLambdaFunction?.Type).toBe('AWS::Lambda::Function');
+    const rules = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Events::Rule');
+    const targets = rules.flatMap(
+      (r) => r.Properties.Targets as Array<{ Arn: unknown; Input?: string }>,
+    );
+    expect(targets.some((t) => JSON.stringify(t.Arn).includes('CanaryLambdaFunction'))).toBe(true);
+    expect(
+      targets.some((t) => t.Input !== undefined && JSON.parse(t.Input).topic === 'tally-canary'),
+    ).toBe(true);
+    const dashboard = template.Resources.Dashboard;
+    expect(dashboard?.Type).toBe('AWS::CloudWatch::Dashboard');
+    const sub = dashboard?.Properties.DashboardBody as { 'Fn::Sub': [string, unknown] } | undefined;
+    const body = sub?.['Fn::Sub'][0] ?? '{}';
+    const widgets = JSON.parse(body.replace(/\$\{[^}]+\}/g, 'x')).widgets as Array<{
+      properties: { title: string };
+    }>;
+    const titles = widgets.map((w) => w.properties.title).join(' | ');
+    for (const shown of [
+      'Publish: records by outcome',
+      'latency',
+      'lag',
+      'status',
+      'duplicates by layer',
+      'lost',
+      'Canary',
+      'errors',
+      'duration',
+    ]) {
+      expect(titles).toContain(shown);
+    }
   });
 
   // biome-ignore-start lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub strings

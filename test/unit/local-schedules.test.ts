@@ -13,7 +13,15 @@ describe('local schedules from serverless.yml', () => {
     expect(readSchedules({})).toEqual([
       { functionName: 'kafka-tally-local-reconcile', everyMs: 60_000 },
       { functionName: 'kafka-tally-local-audit', everyMs: 900_000 },
+      // The canary's topic, audited with the input EventBridge would send.
+      {
+        functionName: 'kafka-tally-local-audit',
+        everyMs: 900_000,
+        input: { topic: 'tally-canary' },
+      },
+      { functionName: 'kafka-tally-local-canary', everyMs: 300_000 },
     ]);
+    expect(readSchedules({ TALLY_CANARY_TOPIC: 'probe' })[2]?.input).toEqual({ topic: 'probe' });
     expect(readSchedules({ TALLY_RECONCILE_SCHEDULE: 'rate(10 minutes)' })[0]).toEqual({
       functionName: 'kafka-tally-local-reconcile',
       everyMs: 600_000,
