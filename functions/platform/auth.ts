@@ -76,14 +76,3 @@ export function loadAuthenticate(env: NodeJS.ProcessEnv = process.env): Authenti
     { field: 'TALLY_AUTH' },
   );
 }
-
-const callers = new WeakMap<HttpEvent, Caller>();
-
-/** The caller httpHandler authenticated for this event. */
-export function callerOf(event: HttpEvent): Caller | undefined {
-  return callers.get(event);
-}
-
-export function rememberCaller(event: HttpEvent, who: Caller): void {
-  callers.set(event, who);
-}

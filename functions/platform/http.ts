@@ -5,14 +5,19 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import { requireScope, type Scope } from '../core/access.js';
+import { type Caller, requireScope, type Scope } from '../core/access.js';
 import { InvalidInputError, NotFoundError, TallyError } from '../core/errors.js';
-import { loadAuthenticate, rememberCaller } from './auth.js';
+import { loadAuthenticate } from './auth.js';
 import { log, logger, withCorrelation } from './log.js';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2;
-export type HttpRoute = (event: HttpEvent, context: Context) => Promise<HttpResponse>;
+/** A route: its event, Lambda's context and the caller httpHandler authenticated. */
+export type HttpRoute = (
+  event: HttpEvent,
+  context: Context,
+  caller: Caller,
+) => Promise<HttpResponse>;
 
 export function json(
   statusCode: number,
@@ -83,21 +88,6 @@ function errorsToHttp(): MiddlewareObj<HttpEvent, HttpResponse> {
   };
 }
 
-// Loaded on the first request, then kept for the container.
-let authenticate: ReturnType<typeof loadAuthenticate> | undefined;
-
-/** Refuses a request without a caller (401) or without the route's scope (403), before the route. */
-function access(scope: Scope): MiddlewareObj<HttpEvent, HttpResponse> {
-  return {
-    before: async (request) => {
-      authenticate ??= loadAuthenticate();
-      const who = authenticate(request.event);
-      requireScope(who, scope);
-      rememberCaller(request.event, who);
-    },
-  };
-}
-
 /** Every log line of the request carries API Gateway's request id (publish adds its key). */
 function correlation(): MiddlewareObj<HttpEvent, HttpResponse> {
   return {
@@ -107,17 +97,25 @@ function correlation(): MiddlewareObj<HttpEvent, HttpResponse> {
   };
 }
 
-/** The one middy stack of every HTTP route: its log context, who may call it, errors as JSON. */
+/**
+ * The one middy stack of every HTTP route: its log context, errors as JSON, and who may call it.
+ * How callers are authenticated (TALLY_AUTH, TALLY_AUTH_TOKENS) is read when the function's
+ * module loads: a bad configuration fails the cold start, naming the variable. The route is
+ * given the authenticated caller, after its scope was checked (401 / 403 before the route).
+ */
 export function httpHandler(scope: Scope, route: HttpRoute) {
+  const authenticate = loadAuthenticate();
   return middy<HttpEvent, HttpResponse>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(correlation())
     .use(errorsToHttp())
-    .use(access(scope))
-    .handler(route);
+    .handler(async (event, context) => {
+      const who = authenticate(event);
+      requireScope(who, scope);
+      return route(event, context, who);
+    });
 }
 
-/** A request header, case-insensitively (API Gateway v2 lower-cases them already). */
 export function header(event: HttpEvent, name: string): string | undefined {
   const wanted = name.toLowerCase();
   for (const [key, value] of Object.entries(event.headers ?? {})) {

@@ -6,8 +6,8 @@ import { batchResponseBody } from '../core/reports.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 
-export const handler = httpHandler('publish', async (event, context) => {
-  const { rt, clusterId, options, values } = await beginV3Produce(event, context);
+export const handler = httpHandler('publish', async (event, context, caller) => {
+  const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
   if (values.length !== 1) {
     throw new InvalidInputError('body: must be exactly one JSON object {entries: [...]}', {
       field: 'body',

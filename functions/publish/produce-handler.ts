@@ -6,8 +6,8 @@ import { httpStatusOf, produceResponseLines, recordReport } from '../core/report
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 
-export const handler = httpHandler('publish', async (event, context) => {
-  const { rt, clusterId, options, values } = await beginV3Produce(event, context);
+export const handler = httpHandler('publish', async (event, context, caller) => {
+  const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
   if (values.length === 0) {
     throw new UnprocessableInputError('body: at least one record is required', { field: 'body' });
   }

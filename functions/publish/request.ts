@@ -1,11 +1,10 @@
 import type { Context } from 'aws-lambda';
-import { requirePublishTo } from '../core/access.js';
+import { type Caller, requirePublishTo } from '../core/access.js';
 import { Deadline } from '../core/deadline.js';
 import { InvalidInputError, OverloadedError } from '../core/errors.js';
 import { parseJsonSequence } from '../core/json-stream.js';
 import { isSettledResult, type PublishRequest, type PublishResult } from '../core/publish.js';
 import { checkTopic, fingerprint } from '../core/publish-plan.js';
-import { callerOf } from '../platform/auth.js';
 import { type HttpEvent, type HttpResponse, header, pathParameter } from '../platform/http.js';
 import { log, withCorrelation } from '../platform/log.js';
 import { bodyText } from './body-text.js';
@@ -20,6 +19,7 @@ export function requestOptions(
   context: Context | undefined,
   rt: PublishRuntime,
   topic: string,
+  caller: Caller,
 ) {
   const timeout = header(event, 'tally-timeout-ms');
   const options = publishOptions(
@@ -34,8 +34,7 @@ export function requestOptions(
     { stream: 'Tally-Stream', idempotencyKey: 'Idempotency-Key', timeoutMs: 'Tally-Timeout-Ms' },
   );
   // The API's own allow-list was checked with the topic's name; now the caller's.
-  const who = callerOf(event);
-  if (who) requirePublishTo(who, topic);
+  requirePublishTo(caller, topic);
   return options;
 }
 
@@ -127,10 +126,14 @@ export async function runPublish(
 }
 
 /** The start every v3 produce route shares: runtime, cluster, topic, headers, JSON values. */
-export async function beginV3Produce(event: HttpEvent, context: Context | undefined) {
+export async function beginV3Produce(
+  event: HttpEvent,
+  context: Context | undefined,
+  caller: Caller,
+) {
   const rt = await publishRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
-  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));
+  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'), caller);
   await checkCluster(rt, clusterId, options.deadline);
   return { rt, clusterId, options, values: bodyValues(event, rt) };
 }

@@ -7,10 +7,10 @@ import { header, httpHandler, pathParameter } from '../platform/http.js';
 import { bodyValues, requestOptions, runPublish } from './request.js';
 import { publishRuntime } from './runtime.js';
 
-export const handler = httpHandler('publish', async (event, context) => {
+export const handler = httpHandler('publish', async (event, context, caller) => {
   const rt = await publishRuntime();
   const format = v2Format(header(event, 'content-type'));
-  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'));
+  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'), caller);
   const values = bodyValues(event, rt);
   if (values.length !== 1) {
     throw new InvalidInputError('body: must be exactly one JSON object {records: [...]}', {

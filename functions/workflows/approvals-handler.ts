@@ -6,7 +6,6 @@
 // workflow; reject fails its waiting task with `ApprovalRejected`. A token is decided once.
 import { InvalidInputError } from '../core/errors.js';
 import { isPlainObject, rejectUnknownFields } from '../core/record-input.js';
-import { callerOf } from '../platform/auth.js';
 import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../platform/http.js';
 import { workflowRuntime } from './runtime.js';
 
@@ -36,7 +35,7 @@ function parseDecision(body: unknown) {
   };
 }
 
-export const handler = httpHandler('admin', async (event) => {
+export const handler = httpHandler('admin', async (event, _context, caller) => {
   const rt = await workflowRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   requireCluster(clusterId, await rt.clusterId());
@@ -49,7 +48,7 @@ export const handler = httpHandler('admin', async (event) => {
   const decided = parseDecision(jsonBody(event));
   const { decision, reason } = decided;
   // Who decided is the authenticated caller, whatever the body says.
-  const by = callerOf(event)?.id ?? decided.by;
+  const by = caller.id;
   const approval = await rt.approvals.decide(token, {
     state: decision === 'approve' ? 'APPROVED' : 'REJECTED',
     by,
