@@ -12,13 +12,13 @@ import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createLogScanner } from '../adapters/kafka/log-scanner.js';
 import { createAuditor, type ReconcileEvent } from '../core/audit.js';
 import { createAuditNotifier } from '../core/audit-notifier.js';
-import { loadNotifyConfig, type NotifyConfig } from '../core/notify-config.js';
 import type { GroupReport } from '../core/reconcile.js';
 import type { ReportStore } from '../core/reconcile-ports.js';
 import { type AuditConfig, loadAuditConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { loadNotifyConfig, type NotifyConfig } from '../platform/notify-config.js';
 import { publishAuditMetrics } from './metrics.js';
 
 // The composition root of the audit functions, built once per container.

@@ -15,9 +15,11 @@ import { publishRuntime } from '../publish/runtime.js';
 import { loadCanaryConfig } from './config.js';
 import { publishCanaryMetrics } from './metrics.js';
 
+// Read when the module loads: a bad setting fails the cold start, naming the variable.
+const canary = loadCanaryConfig();
+
 const canaryRuntime = lazyRuntime(async () => {
   const rt = await publishRuntime();
-  const canary = loadCanaryConfig();
   const topic = createCanaryTopic(await kafkaClient(rt.config, 'canary'), canary);
   return { rt, canary, topic };
 });

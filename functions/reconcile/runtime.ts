@@ -10,12 +10,12 @@ import { notifySafely } from '../adapters/eventbridge/notify-run.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
 import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
 import { createGroupNotifier, type NotifyOutcome } from '../core/group-notifier.js';
-import { loadNotifyConfig, type NotifyConfig } from '../core/notify-config.js';
 import { createReconciler, type ReconcileReport } from '../core/reconcile.js';
 import { loadReconcileConfig, type ReconcileConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { loadNotifyConfig, type NotifyConfig } from '../platform/notify-config.js';
 
 // The composition root of the reconcile functions, built once per container.
 

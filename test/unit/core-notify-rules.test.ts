@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { auditChanges, type StreamCounts } from '../../functions/core/audit-notify-rules.js';
-import { loadNotifyConfig } from '../../functions/core/notify-config.js';
 import {
   decide,
   type GroupStatus,
@@ -8,6 +7,7 @@ import {
   type NotifyRules,
   watched,
 } from '../../functions/core/notify-rules.js';
+import { loadNotifyConfig } from '../../functions/platform/notify-config.js';
 
 const MINUTE = 60_000;
 const rules: NotifyRules = {
