@@ -6,6 +6,7 @@
 import { ref, type Schema, schemas } from './openapi-schemas.js';
 
 type Parameter = {
+  readonly [extension: `x-${string}`]: unknown;
   readonly name: string;
   readonly in: 'path' | 'query' | 'header';
   readonly required?: boolean;
@@ -43,6 +44,8 @@ export type OpenApiDocument = {
  * line, each followed by CRLF. `schema` describes each value.
  */
 export const JSON_SEQUENCE = 'x-tally-json-sequence';
+/** A parameter the handler does not read when the parameter this names is given. */
+export const IGNORED_WITH = 'x-tally-ignored-with';
 
 const path = (name: string, schema: Schema = { type: 'string', minLength: 1 }): Parameter => ({
   name,
@@ -293,9 +296,17 @@ export const openApiDocument: OpenApiDocument = {
           {
             name: 'stream',
             in: 'query',
+            description: 'with seq; not read when idempotency_key is given',
             schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,249}$' },
+            [IGNORED_WITH]: 'idempotency_key',
           },
-          { name: 'seq', in: 'query', schema: { type: 'string', pattern: '^[1-9][0-9]*$' } },
+          {
+            name: 'seq',
+            in: 'query',
+            description: 'with stream; not read when idempotency_key is given',
+            schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+            [IGNORED_WITH]: 'idempotency_key',
+          },
           {
             name: 'idempotency_key',
             in: 'query',

@@ -83,3 +83,25 @@ describe('checking an exchange against the OpenAPI document', () => {
     expect(checker.routeOf(httpEvent(), burrow)).toMatch(/cannot tell which/);
   });
 });
+
+describe('records publish refused one by one', () => {
+  it('are left out of the request check; an accepted bad record is still a departure', () => {
+    const rejected = {
+      error_code: 400,
+      message: 'value.type: …',
+      outcome: 'REJECTED',
+      retriable: false,
+    };
+    const bad = JSON.stringify({ value: { type: 'TEXT', data: 'x' } });
+    const lines = `${JSON.stringify(acked)}\r\n${JSON.stringify(rejected)}\r\n`;
+    const refused = checker.check(produceEvent(`${record}${bad}`), jsonAnswer(200, lines), [
+      PRODUCE,
+    ]);
+    expect(refused.problems).toEqual([]);
+    const both = `${JSON.stringify(acked)}\r\n${JSON.stringify({ ...acked, seq: 6 })}\r\n`;
+    const accepted = checker.check(produceEvent(`${record}${bad}`), jsonAnswer(200, both), [
+      PRODUCE,
+    ]);
+    expect(accepted.problems.join()).toMatch(/request body\[1\]\/value\/type/);
+  });
+});
