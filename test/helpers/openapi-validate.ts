@@ -21,9 +21,9 @@ import {
 // handlers do not read them.
 
 export interface Answer {
-  readonly statusCode?: number;
-  readonly headers?: Record<string, string | number | boolean>;
-  readonly body?: string;
+  readonly statusCode?: number | undefined;
+  readonly headers?: Record<string, string | number | boolean> | undefined;
+  readonly body?: string | undefined;
 }
 
 export interface DocumentRoute {

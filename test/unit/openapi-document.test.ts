@@ -4,6 +4,7 @@ import { handler } from '../../functions/openapi/handler.js';
 import { openApiDocument } from '../../functions/platform/openapi.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
 import { serverlessRoutes } from '../helpers/openapi-routes.js';
+import { createExchangeChecker } from '../helpers/openapi-validate.js';
 
 // The OpenAPI document is valid OpenAPI 3.1 (by a standard validator, schemas included), and
 // describes exactly the routes serverless.yml deploys, with the same scopes.
@@ -50,14 +51,14 @@ describe('the OpenAPI document', () => {
 
   it('is what GET /openapi.json answers, to a reader', async () => {
     Object.assign(process.env, testAuthEnv());
-    const answer = await handler(
-      httpEvent({
-        routeKey: 'GET /openapi.json',
-        headers: { authorization: 'Bearer tally-test-token-reader-0001' },
-      }),
-      lambdaContext(),
-    );
+    const event = httpEvent({
+      routeKey: 'GET /openapi.json',
+      headers: { authorization: 'Bearer tally-test-token-reader-0001' },
+    });
+    const answer = await handler(event, lambdaContext());
     expect(answer.statusCode).toBe(200);
+    const { problems } = createExchangeChecker().check(event, answer, ['GET /openapi.json']);
+    expect(problems).toEqual([]);
     expect(answer.headers?.['content-type']).toBe('application/json');
     expect(JSON.parse(answer.body ?? '')).toEqual(openApiDocument);
     const anonymous = await handler(
