@@ -247,9 +247,7 @@ const reconcile: Record<string, Schema> = {
       unreadable: list(str),
       adminCalls: nonNegative,
       groups: list({
-        type: 'object',
-        properties: groupSummary,
-        required: Object.keys(groupSummary),
+        ...closed(groupSummary, Object.keys(groupSummary)),
         description: 'a group without its partitions (read them from the consumer-group route)',
       }),
       mappings: {
@@ -452,10 +450,59 @@ const burrowSchemas: Record<string, Schema> = {
 };
 
 const name = { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,249}$' };
-const auditFindings = {
+const seqRange: Schema = { type: 'array', prefixItems: [int, int], minItems: 2, maxItems: 2 };
+const run = (more: Record<string, Schema>, required: string[]): Schema => ({
   type: 'object',
+  properties: { from: int, to: int, ...more },
+  required: ['from', 'to', ...required],
+});
+const auditFindings = {
+  ...closed(
+    {
+      stream: str,
+      produced: nonNegative,
+      inLog: nonNegative,
+      processed: counts,
+      producerDuplicates: list({
+        type: 'object',
+        properties: { seq: int, copies: list({ type: 'object' }), times: int },
+        required: ['seq', 'copies', 'times'],
+      }),
+      consumerDuplicates: list(
+        run({ group: str, times: int, reconcileEvents: list({ type: 'object' }) }, [
+          'group',
+          'times',
+          'reconcileEvents',
+        ]),
+      ),
+      lost: list(run({ acked: { type: 'object' } }, [])),
+      pending: list(run({ group: str }, ['group'])),
+      unknownLanded: list({ type: 'object', required: ['seq', 'partition', 'offset'] }),
+      unknownAbsent: list(seqRange),
+      buckets: list({ type: 'object', required: ['start'] }),
+      belowFloor: nonNegative,
+      leftOff: counts,
+      allocated: nonNegative,
+      void: nonNegative,
+      voidedNow: nonNegative,
+      foundNow: nonNegative,
+      unrecorded: list(seqRange),
+    },
+    [
+      'stream',
+      'produced',
+      'inLog',
+      'processed',
+      'producerDuplicates',
+      'consumerDuplicates',
+      'lost',
+      'pending',
+      'unknownLanded',
+      'unknownAbsent',
+      'buckets',
+    ],
+  ),
   description: "one stream's findings by layer, with its buckets",
-  required: ['stream'],
 };
 
 const audits: Record<string, Schema> = {
