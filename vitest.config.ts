@@ -29,7 +29,8 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          setupFiles,
+          // Every HTTP exchange is checked against the OpenAPI document.
+          setupFiles: [...setupFiles, 'test/helpers/openapi-hook.ts'],
           include: ['test/integration/**/*.test.ts'],
           sequence: { groupOrder: 1 },
           // One local stack (Kafka + DynamoDB) for the whole run; tests use unique names.

@@ -84,6 +84,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
       AuditRead: ['GET /v3/clusters/{cluster_id}/audits/{audit_id}'],
       Approvals: ['GET /v3/clusters/{cluster_id}/approvals'],
       Approve: ['POST /v3/clusters/{cluster_id}/approvals/{token}'],
+      Openapi: ['GET /openapi.json'],
       Burrow: [
         'GET /burrow/admin',
         'GET /v3/kafka',
@@ -104,7 +105,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     const routeResources = Object.values(template.Resources).filter(
       (resource) => resource.Type === 'AWS::ApiGatewayV2::Route',
     );
-    expect(routeResources.length).toBe(25);
+    expect(routeResources.length).toBe(26);
     for (const route of routeResources) {
       expect(route.Properties, String(route.Properties.RouteKey)).toMatchObject({
         AuthorizationType: 'JWT',

@@ -1,0 +1,659 @@
+// The component schemas of Tally's OpenAPI document (openapi.ts): JSON Schema 2020-12, as the
+// handlers write their bodies. Small shapes are closed (unevaluatedProperties: false), so a field
+// a handler adds or drops fails the integration tests' check; large reports (reconcile, audit)
+// close their top level and the parts clients read.
+
+export type Schema = { readonly [keyword: string]: unknown };
+
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const closed = (properties: Record<string, Schema>, required: readonly string[]): Schema => ({
+  type: 'object',
+  properties,
+  required,
+  unevaluatedProperties: false,
+});
+const int: Schema = { type: 'integer' };
+const nonNegative: Schema = { type: 'integer', minimum: 0 };
+const str: Schema = { type: 'string' };
+const bool: Schema = { type: 'boolean' };
+const dateTime: Schema = { type: 'string', format: 'date-time' };
+const list = (items: Schema): Schema => ({ type: 'array', items });
+const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
+const counts: Schema = { type: 'object', additionalProperties: { type: 'number' } };
+const outcomes = ['ACKED', 'FAILED', 'NOT_SENT', 'UNKNOWN', 'VOID'];
+
+const errors: Record<string, Schema> = {
+  Error: {
+    ...closed(
+      {
+        error_code: { type: 'integer', description: 'HTTP status, or a Confluent code (40403)' },
+        message: { type: 'string', description: 'names the field at fault on a 4xx' },
+        retriable: bool,
+        field: { type: 'string', description: 'the input field at fault' },
+        outcome: { const: 'UNKNOWN', description: 'only when the function ran out of time' },
+      },
+      ['error_code', 'message', 'retriable'],
+    ),
+    description: "Every error Tally's middleware answers (platform/http.ts errorResponse).",
+  },
+};
+
+const seq: Schema = { type: 'integer', minimum: 1 };
+const recordFields = {
+  partition_id: nullable(nonNegative),
+  key: nullable(ref('RecordData')),
+  value: nullable(ref('RecordData')),
+  headers: list(ref('RecordHeader')),
+  timestamp: nullable(dateTime),
+};
+const acked = {
+  error_code: { const: 200 },
+  cluster_id: str,
+  topic_name: str,
+  partition_id: nonNegative,
+  offset: nonNegative,
+  timestamp: dateTime,
+  key: ref('DataSummary'),
+  value: ref('DataSummary'),
+  stream: str,
+  seq,
+};
+const ackedRequired = ['error_code', 'cluster_id', 'topic_name', 'partition_id', 'offset'];
+const failed = {
+  error_code: int,
+  message: str,
+  outcome: { enum: ['FAILED', 'NOT_SENT', 'UNKNOWN', 'VOID'] },
+  retriable: bool,
+  stream: str,
+  seq,
+  partition_id: nonNegative,
+};
+const failedRequired = ['error_code', 'message', 'outcome', 'retriable', 'stream', 'seq'];
+const rejected = { error_code: int, message: str, outcome: { const: 'REJECTED' }, retriable: bool };
+const rejectedRequired = ['error_code', 'message', 'outcome', 'retriable'];
+/** A batch answer's entry: the report with its entry's `id` first. */
+const withId = (fields: Record<string, Schema>, required: string[]) =>
+  closed({ id: str, ...fields }, ['id', ...required]);
+
+const publish: Record<string, Schema> = {
+  RecordData: closed(
+    {
+      type: { enum: ['BINARY', 'STRING', 'JSON'] },
+      data: {
+        description: 'base64 for BINARY, text for STRING, any JSON for JSON; null: Kafka null',
+      },
+    },
+    ['type', 'data'],
+  ),
+  RecordHeader: closed({ name: { type: 'string', minLength: 1 }, value: str }, ['name', 'value']),
+  ProduceRecord: {
+    ...closed(recordFields, []),
+    description: 'A Confluent REST Proxy v3 record; header values are base64.',
+  },
+  BatchRequest: closed(
+    {
+      entries: {
+        ...list(
+          closed({ id: { type: 'string', pattern: '^[0-9a-zA-Z_-]{1,80}$' }, ...recordFields }, [
+            'id',
+          ]),
+        ),
+        minItems: 1,
+      },
+    },
+    ['entries'],
+  ),
+  DataSummary: closed({ type: { enum: ['BINARY', 'STRING', 'JSON'] }, size: int }, [
+    'type',
+    'size',
+  ]),
+  AckedReport: closed(acked, [...ackedRequired, 'timestamp', 'stream', 'seq']),
+  FailedReport: closed(failed, failedRequired),
+  RejectedReport: closed(rejected, rejectedRequired),
+  ProduceReport: {
+    oneOf: [ref('AckedReport'), ref('FailedReport'), ref('RejectedReport')],
+    description: "One record's report: where it landed, or what happened to it.",
+  },
+  BatchResponse: closed(
+    {
+      successes: list(withId(acked, [...ackedRequired, 'timestamp', 'stream', 'seq'])),
+      failures: list({
+        oneOf: [withId(failed, failedRequired), withId(rejected, rejectedRequired)],
+      }),
+    },
+    ['successes', 'failures'],
+  ),
+  V2Request: closed(
+    {
+      records: {
+        ...list(
+          closed(
+            {
+              key: { description: 'JSON (json format) or base64 (binary format)' },
+              value: { description: 'JSON (json format) or base64 (binary format)' },
+              partition: nullable(nonNegative),
+              headers: list(closed({ key: { type: 'string', minLength: 1 }, value: str }, ['key'])),
+            },
+            [],
+          ),
+        ),
+        minItems: 1,
+      },
+      key_schema: {},
+      key_schema_id: {},
+      value_schema: {},
+      value_schema_id: {},
+    },
+    ['records'],
+  ),
+  V2Response: closed(
+    {
+      key_schema_id: { type: 'null' },
+      value_schema_id: { type: 'null' },
+      offsets: list({
+        oneOf: [
+          closed({ partition: nonNegative, offset: nonNegative, stream: str, seq: int }, [
+            'partition',
+            'offset',
+            'stream',
+            'seq',
+          ]),
+          closed(
+            {
+              partition: { type: 'null' },
+              offset: { type: 'null' },
+              error_code: int,
+              error: str,
+              outcome: { enum: ['FAILED', 'NOT_SENT', 'UNKNOWN', 'VOID', 'REJECTED'] },
+              retriable: bool,
+              stream: str,
+              seq: int,
+              partition_id: nonNegative,
+            },
+            ['partition', 'offset', 'error_code', 'error', 'outcome', 'retriable'],
+          ),
+        ],
+      }),
+    },
+    ['key_schema_id', 'value_schema_id', 'offsets'],
+  ),
+  Cluster: closed(
+    {
+      kind: { const: 'KafkaCluster' },
+      metadata: closed({ self: str, resource_name: str }, ['self', 'resource_name']),
+      cluster_id: str,
+      topics: closed({ related: str }, ['related']),
+    },
+    ['kind', 'metadata', 'cluster_id', 'topics'],
+  ),
+  ClusterList: closed(
+    {
+      kind: { const: 'KafkaClusterList' },
+      metadata: closed({ self: str, next: { type: 'null' } }, ['self', 'next']),
+      data: list(ref('Cluster')),
+    },
+    ['kind', 'metadata', 'data'],
+  ),
+  RecordLookup: closed(
+    {
+      kind: { const: 'TallyRecordLookup' },
+      records: list({
+        ...closed(
+          {
+            stream: str,
+            seq: int,
+            topic_name: str,
+            outcome: { enum: outcomes },
+            partition_id: nonNegative,
+            offset: nonNegative,
+            message: str,
+            session: str,
+            idempotency_key: str,
+          },
+          ['stream', 'seq', 'topic_name', 'outcome', 'session'],
+        ),
+        oneOf: [
+          { properties: { outcome: { const: 'ACKED' } }, required: ['partition_id', 'offset'] },
+          { properties: { outcome: { not: { const: 'ACKED' } } }, required: ['message'] },
+        ],
+      }),
+    },
+    ['kind', 'records'],
+  ),
+};
+
+const groupSummary = {
+  group: str,
+  state: str,
+  status: { enum: ['OK', 'WARN', 'ERR'] },
+  complete: { type: 'number' },
+  partitionCount: nonNegative,
+  maxLag: int,
+  totalLag: int,
+  maxTimeLagSeconds: { type: 'number' },
+  anomalies: counts,
+};
+const partitionStatus = { enum: ['OK', 'WARN', 'STOP', 'STALL', 'REWIND', 'LOST', 'OUT_OF_RANGE'] };
+const restoreTarget = closed(
+  { topic: str, partition: nonNegative, current: nullable(int), target: int, goodAt: dateTime },
+  ['topic', 'partition', 'current', 'target', 'goodAt'],
+);
+
+const reconcile: Record<string, Schema> = {
+  ReconcileReport: closed(
+    {
+      runAt: dateTime,
+      complete: bool,
+      unreadable: list(str),
+      adminCalls: nonNegative,
+      groups: list({
+        ...closed(groupSummary, Object.keys(groupSummary)),
+        description: 'a group without its partitions (read them from the consumer-group route)',
+      }),
+      mappings: {
+        type: 'object',
+        properties: { written: int, changed: int, removed: int, keptNewer: int, details: list({}) },
+        required: ['written', 'changed', 'removed', 'keptNewer', 'details'],
+      },
+      historyConflicts: nonNegative,
+      pruned: counts,
+    },
+    ['runAt', 'complete', 'unreadable', 'adminCalls', 'groups', 'mappings', 'historyConflicts'],
+  ),
+  RestoreResult: closed(
+    {
+      dryRun: bool,
+      group: str,
+      partitions: list(restoreTarget),
+      csv: { type: 'string', description: "kafka-consumer-groups' --from-file CSV" },
+      executed: closed(
+        {
+          group: str,
+          executedAt: dateTime,
+          partitions: list(
+            closed({ topic: str, partition: nonNegative, before: nullable(int), after: int }, [
+              'topic',
+              'partition',
+              'before',
+              'after',
+            ]),
+          ),
+        },
+        ['group', 'executedAt', 'partitions'],
+      ),
+    },
+    ['dryRun', 'group', 'partitions', 'csv'],
+  ),
+  Acknowledged: closed(
+    {
+      group: str,
+      acknowledged: list(
+        closed(
+          {
+            topic: str,
+            partition: nonNegative,
+            status: { enum: ['LOST', 'OUT_OF_RANGE'] },
+            committed: nullable(int),
+          },
+          ['topic', 'partition', 'status', 'committed'],
+        ),
+      ),
+    },
+    ['group', 'acknowledged'],
+  ),
+  ConsumerGroup: closed(
+    {
+      kind: { const: 'KafkaConsumerGroup' },
+      metadata: closed({ self: str, resource_name: str }, ['self', 'resource_name']),
+      cluster_id: str,
+      consumer_group_id: str,
+      is_simple: bool,
+      state: str,
+      consumers: list(
+        closed(
+          {
+            consumer_id: str,
+            client_id: str,
+            assignments: list(
+              closed({ topic_name: str, partition_id: nonNegative }, [
+                'topic_name',
+                'partition_id',
+              ]),
+            ),
+          },
+          ['consumer_id', 'client_id', 'assignments'],
+        ),
+      ),
+      lag_summary: closed(
+        {
+          max_lag: int,
+          total_lag: int,
+          max_lag_consumer_id: str,
+          max_lag_client_id: str,
+          max_lag_topic_name: str,
+          max_lag_partition_id: int,
+        },
+        [
+          'max_lag',
+          'total_lag',
+          'max_lag_consumer_id',
+          'max_lag_client_id',
+          'max_lag_topic_name',
+          'max_lag_partition_id',
+        ],
+      ),
+      tally: closed(
+        {
+          status: { enum: ['OK', 'WARN', 'ERR'] },
+          anomalies: counts,
+          max_time_lag_seconds: { type: 'number' },
+        },
+        ['status', 'anomalies', 'max_time_lag_seconds'],
+      ),
+    },
+    [
+      'kind',
+      'metadata',
+      'cluster_id',
+      'consumer_group_id',
+      'is_simple',
+      'state',
+      'consumers',
+      'lag_summary',
+      'tally',
+    ],
+  ),
+};
+
+/** Burrow's envelope: `error`, `message`, `request` and the answer's own field. */
+const burrow = (fields: Record<string, Schema>, error: Schema = { const: false }): Schema =>
+  closed({ error, message: str, ...fields, request: ref('BurrowRequest') }, [
+    'error',
+    'message',
+    'request',
+    ...Object.keys(fields),
+  ]);
+const burrowOffset = nullable(
+  closed({ offset: int, timestamp: int, lag: int }, ['offset', 'timestamp', 'lag']),
+);
+const burrowPartition = closed(
+  {
+    topic: str,
+    partition: nonNegative,
+    owner: str,
+    client_id: str,
+    status: partitionStatus,
+    start: burrowOffset,
+    end: burrowOffset,
+    current_lag: int,
+    complete: { type: 'number' },
+    time_lag_seconds: nullable({ type: 'number' }),
+  },
+  ['topic', 'partition', 'owner', 'client_id', 'status', 'start', 'end', 'current_lag', 'complete'],
+);
+
+const burrowSchemas: Record<string, Schema> = {
+  BurrowRequest: closed({ url: str, host: str }, ['url', 'host']),
+  BurrowNotFound: burrow({}, { const: true }),
+  BurrowClusters: burrow({ clusters: list(str) }),
+  BurrowCluster: burrow({
+    module: {
+      type: 'object',
+      properties: { 'class-name': { const: 'kafka' }, servers: list(str) },
+      required: ['class-name', 'servers', 'client-profile'],
+    },
+  }),
+  BurrowNames: {
+    oneOf: [burrow({ consumers: list(str) }), burrow({ topics: list(str) })],
+    description: 'a list of consumer groups or of topics',
+  },
+  BurrowConsumer: burrow({
+    topics: {
+      type: 'object',
+      additionalProperties: list(
+        nullable(
+          closed({ offsets: list(burrowOffset), owner: str, client_id: str, 'current-lag': int }, [
+            'offsets',
+            'owner',
+            'client_id',
+            'current-lag',
+          ]),
+        ),
+      ),
+    },
+  }),
+  BurrowStatus: burrow({
+    status: closed(
+      {
+        cluster: str,
+        group: str,
+        status: { enum: ['OK', 'WARN', 'ERR', 'NOTFOUND'] },
+        complete: { type: 'number' },
+        partitions: list(burrowPartition),
+        partition_count: nonNegative,
+        maxlag: nullable(burrowPartition),
+        totallag: int,
+      },
+      [
+        'cluster',
+        'group',
+        'status',
+        'complete',
+        'partitions',
+        'partition_count',
+        'maxlag',
+        'totallag',
+      ],
+    ),
+  }),
+  BurrowTopic: burrow({ offsets: list(int) }),
+};
+
+const name = { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,249}$' };
+const seqRange: Schema = { type: 'array', prefixItems: [int, int], minItems: 2, maxItems: 2 };
+const run = (more: Record<string, Schema>, required: string[]): Schema => ({
+  type: 'object',
+  properties: { from: int, to: int, ...more },
+  required: ['from', 'to', ...required],
+});
+const auditFindings = {
+  ...closed(
+    {
+      stream: str,
+      produced: nonNegative,
+      inLog: nonNegative,
+      processed: counts,
+      producerDuplicates: list({
+        type: 'object',
+        properties: { seq: int, copies: list({ type: 'object' }), times: int },
+        required: ['seq', 'copies', 'times'],
+      }),
+      consumerDuplicates: list(
+        run({ group: str, times: int, reconcileEvents: list({ type: 'object' }) }, [
+          'group',
+          'times',
+          'reconcileEvents',
+        ]),
+      ),
+      lost: list(run({ acked: { type: 'object' } }, [])),
+      pending: list(run({ group: str }, ['group'])),
+      unknownLanded: list({ type: 'object', required: ['seq', 'partition', 'offset'] }),
+      unknownAbsent: list(seqRange),
+      buckets: list({ type: 'object', required: ['start'] }),
+      belowFloor: nonNegative,
+      leftOff: counts,
+      allocated: nonNegative,
+      void: nonNegative,
+      voidedNow: nonNegative,
+      foundNow: nonNegative,
+      unrecorded: list(seqRange),
+    },
+    [
+      'stream',
+      'produced',
+      'inLog',
+      'processed',
+      'producerDuplicates',
+      'consumerDuplicates',
+      'lost',
+      'pending',
+      'unknownLanded',
+      'unknownAbsent',
+      'buckets',
+    ],
+  ),
+  description: "one stream's findings by layer, with its buckets",
+};
+
+const audits: Record<string, Schema> = {
+  ReceiptsRequest: {
+    oneOf: [
+      closed(
+        {
+          group: name,
+          stream: name,
+          seqs: {
+            ...list({
+              type: 'array',
+              prefixItems: [
+                { type: 'integer', minimum: 1 },
+                { type: 'integer', minimum: 1 },
+              ],
+              minItems: 2,
+              maxItems: 2,
+            }),
+            minItems: 1,
+            maxItems: 10_000,
+          },
+        },
+        ['group', 'stream', 'seqs'],
+      ),
+      closed(
+        {
+          group: name,
+          topic: name,
+          buckets: {
+            ...list(
+              closed({ start: dateTime, end: dateTime, count: nonNegative }, [
+                'start',
+                'end',
+                'count',
+              ]),
+            ),
+            minItems: 1,
+          },
+        },
+        ['group', 'topic', 'buckets'],
+      ),
+    ],
+  },
+  ReceiptsAccepted: {
+    oneOf: [
+      closed({ accepted: { const: 'seqs' }, group: str, stream: str, records: nonNegative }, [
+        'accepted',
+        'group',
+        'stream',
+        'records',
+      ]),
+      closed({ accepted: { const: 'buckets' }, group: str, topic: str, buckets: nonNegative }, [
+        'accepted',
+        'group',
+        'topic',
+        'buckets',
+      ]),
+    ],
+  },
+  AuditRequest: closed(
+    {
+      topic: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,249}$' },
+      groups: list({ type: 'string', minLength: 1 }),
+    },
+    ['topic'],
+  ),
+  AuditReport: closed(
+    {
+      auditId: str,
+      topic: str,
+      at: dateTime,
+      complete: bool,
+      scanned: nonNegative,
+      scannedTotal: nonNegative,
+      untracked: nonNegative,
+      unread: nonNegative,
+      checkpoint: list(closed({ partition: nonNegative, next: int }, ['partition', 'next'])),
+      streams: list(auditFindings),
+      topicBuckets: list({
+        type: 'object',
+        properties: { start: dateTime, until: dateTime, inLog: nonNegative, counted: counts },
+        required: ['start', 'inLog', 'counted'],
+      }),
+      settled: closed({ landed: nonNegative, notWritten: nonNegative }, ['landed', 'notWritten']),
+      timingsMs: counts,
+      retention: {
+        type: 'object',
+        properties: { horizonMs: int, foldedBefore: dateTime, overflow: str },
+        required: ['horizonMs'],
+      },
+    },
+    [
+      'auditId',
+      'topic',
+      'at',
+      'complete',
+      'scanned',
+      'scannedTotal',
+      'untracked',
+      'unread',
+      'checkpoint',
+      'streams',
+      'topicBuckets',
+      'settled',
+    ],
+  ),
+  Approvals: closed(
+    {
+      approvals: list(
+        closed(
+          {
+            token: str,
+            workflow: str,
+            execution: nullable(str),
+            requestedAt: dateTime,
+            subject: {
+              type: 'object',
+              description: 'offset-repair: group, plan id, digest, counts',
+            },
+          },
+          ['token', 'workflow', 'execution', 'requestedAt', 'subject'],
+        ),
+      ),
+    },
+    ['approvals'],
+  ),
+  Decision: closed(
+    {
+      decision: { enum: ['approve', 'reject'] },
+      by: { type: 'string', maxLength: 1000, description: 'ignored when the caller is known' },
+      reason: { type: 'string', maxLength: 1000 },
+    },
+    ['decision'],
+  ),
+  Decided: closed(
+    {
+      token: str,
+      workflow: str,
+      execution: nullable(str),
+      state: { enum: ['APPROVED', 'REJECTED'] },
+      decidedBy: str,
+    },
+    ['token', 'workflow', 'execution', 'state', 'decidedBy'],
+  ),
+};
+
+export const schemas: Record<string, Schema> = {
+  ...errors,
+  ...publish,
+  ...reconcile,
+  ...burrowSchemas,
+  ...audits,
+};

@@ -1,0 +1,577 @@
+// Tally's HTTP API as an OpenAPI 3.1 document: every httpApi route of serverless.yml, with the
+// bodies the handlers write and their error shapes. Served by functions/openapi/handler.ts at
+// GET /openapi.json; the integration tests check every request and answer against it
+// (test/helpers/openapi-hook.ts), and a unit test that serverless.yml has the same routes.
+// Only the openapi function imports it: no other bundle carries it.
+import { ref, type Schema, schemas } from './openapi-schemas.js';
+
+type Parameter = {
+  readonly [extension: `x-${string}`]: unknown;
+  readonly name: string;
+  readonly in: 'path' | 'query' | 'header';
+  readonly required?: boolean;
+  readonly description?: string;
+  readonly schema: Schema;
+};
+type Content = Record<string, { readonly schema: Schema; readonly [extension: string]: unknown }>;
+export type Response = {
+  readonly description: string;
+  readonly content?: Content;
+  readonly headers?: Record<string, { readonly schema: Schema; readonly description?: string }>;
+};
+export type Operation = {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags: readonly string[];
+  readonly security: ReadonlyArray<Record<string, readonly string[]>>;
+  readonly parameters?: readonly Parameter[];
+  readonly requestBody?: { readonly required: boolean; readonly content: Content };
+  readonly responses: Record<string, Response>;
+};
+export type Method = 'get' | 'post';
+export type OpenApiDocument = {
+  readonly openapi: string;
+  readonly info: Record<string, unknown>;
+  readonly paths: Record<string, Partial<Record<Method, Operation>>>;
+  readonly components: { readonly schemas: Record<string, Schema> } & Record<string, unknown>;
+  readonly [field: string]: unknown;
+};
+
+/**
+ * A media type whose body is JSON texts one after another rather than one JSON document: a
+ * request is a concatenation of JSON values (any whitespace between), an answer one JSON text per
+ * line, each followed by CRLF. `schema` describes each value.
+ */
+export const JSON_SEQUENCE = 'x-tally-json-sequence';
+/** A parameter the handler does not read when the parameter this names is given. */
+export const IGNORED_WITH = 'x-tally-ignored-with';
+
+const path = (name: string, schema: Schema = { type: 'string', minLength: 1 }): Parameter => ({
+  name,
+  in: 'path',
+  required: true,
+  schema,
+});
+const clusterId = path('cluster_id');
+const idSchema = { type: 'string', minLength: 1, maxLength: 255 };
+const topicName = path('topic_name', { type: 'string', pattern: '^[A-Za-z0-9._-]{1,249}$' });
+const publishHeaders: Parameter[] = [
+  {
+    name: 'Idempotency-Key',
+    in: 'header',
+    description: 'a retry with the same key reuses its sequence numbers',
+    schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+  },
+  {
+    name: 'Tally-Stream',
+    in: 'header',
+    description: 'the stream of sequence numbers (default: the topic)',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,249}$' },
+  },
+  {
+    name: 'Tally-Timeout-Ms',
+    in: 'header',
+    description: "the caller's deadline, below API Gateway's 29 s",
+    schema: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' },
+  },
+];
+
+const json = (schema: Schema): Content => ({ 'application/json': { schema } });
+const ok = (description: string, schema: Schema): Response => ({
+  description,
+  content: json(schema),
+});
+const retryAfter = { 'Retry-After': { schema: { type: 'string' }, description: 'seconds' } };
+const problem = (description: string): Response => ({
+  description,
+  content: json(ref('Error')),
+});
+/** What any route may answer: no caller, wrong scope, a fault, a dependency down, out of time. */
+const common: Record<string, Response> = {
+  '401': problem('no token, or one that is not valid (field: Authorization)'),
+  '403': problem('the caller lacks the scope (or the topic) this route needs'),
+  '500': problem('a fault on our side, or a dependency refusing the call'),
+  '503': { ...problem('a dependency (DynamoDB, Kafka) could not be reached'), headers: retryAfter },
+  '504': problem('the function ran out of time (outcome UNKNOWN)'),
+};
+const errors = (described: Record<string, string>): Record<string, Response> => ({
+  ...Object.fromEntries(Object.entries(described).map(([status, text]) => [status, problem(text)])),
+  ...common,
+});
+const notFoundCluster = { '404': 'another cluster id than the one this API serves' };
+const badPath = { '400': 'a path parameter that is not valid (field names it)' };
+const scopes = (...names: string[]) => [
+  ...names.map((scope) => ({ tallyJwt: [`tally/${scope}`] })),
+  { tallyJwt: ['tally/admin'] },
+];
+const read = scopes('read');
+const admin = [{ tallyJwt: ['tally/admin'] }];
+
+const produceLines: Content = {
+  'application/json': {
+    schema: { anyOf: [ref('ProduceReport'), ref('Error')] },
+    [JSON_SEQUENCE]: true,
+  },
+};
+const produce: Operation = {
+  operationId: 'produceRecords',
+  summary: 'Produce one record, or several concatenated (streaming)',
+  description:
+    "Confluent REST Proxy v3 produce. The body is one record object or several JSON objects one after another. The answer is one report per record, each a JSON line followed by CRLF, with content-type application/json. A single record: its report's code is the status (40403 → 404). Several: 200, each line its own outcome. Errors before any record is read (auth, cluster, size, 429) are one error object with no CRLF.",
+  tags: ['publish'],
+  security: scopes('publish'),
+  parameters: [clusterId, topicName, ...publishHeaders],
+  requestBody: {
+    required: true,
+    content: { 'application/json': { schema: ref('ProduceRecord'), [JSON_SEQUENCE]: true } },
+  },
+  responses: {
+    '200': {
+      description: "one report per record; a single record's report is ACKED",
+      content: produceLines,
+    },
+    ...Object.fromEntries(
+      ['400', '403', '404', '409', '413', '422', '429', '502', '503', '504'].map((status) => [
+        status,
+        {
+          description: "a single record's report, or an error",
+          content: produceLines,
+          ...(status === '503' || status === '429' ? { headers: retryAfter } : {}),
+        },
+      ]),
+    ),
+    '401': common['401'] as Response,
+    '500': common['500'] as Response,
+  },
+};
+
+const v2Body = { schema: ref('V2Request') };
+const publishErrors = errors({
+  '400': 'malformed JSON, an unknown field, bad base64, a bad header or too many records (v2)',
+  '404': 'unknown cluster (v3) or topic (40403)',
+  '409': 'the same Idempotency-Key is in flight, or raced by another request',
+  '413': 'the body is over TALLY_MAX_REQUEST_BYTES',
+  '422':
+    'bad or duplicate entry ids, too many entries, or an Idempotency-Key reused with another body',
+  '429': 'this instance is at TALLY_MAX_CONCURRENT_REQUESTS: nothing was sent',
+});
+(publishErrors['429'] as { headers?: unknown }).headers = retryAfter;
+
+const burrowGet = (
+  operationId: string,
+  summary: string,
+  answer: Schema,
+  notFound?: Schema,
+  parameters: Parameter[] = [],
+): { get: Operation } => ({
+  get: {
+    operationId,
+    summary,
+    tags: ['burrow'],
+    security: read,
+    parameters,
+    responses: {
+      '200': ok("Burrow's answer", answer),
+      ...(notFound && {
+        '404': {
+          description: "Burrow's not-found answer (Tally's own errors otherwise)",
+          content: json({ anyOf: [notFound, ref('Error')] }),
+        },
+      }),
+      ...common,
+    },
+  },
+});
+const burrowCluster = path('cluster');
+const burrowGroup = path('group');
+const burrowStatus = (operationId: string, summary: string) =>
+  burrowGet(
+    operationId,
+    summary,
+    ref('BurrowStatus'),
+    { anyOf: [ref('BurrowNotFound'), ref('BurrowStatus')] },
+    [burrowCluster, burrowGroup],
+  );
+
+export const openApiDocument: OpenApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Tally',
+    version: '0.1.0',
+    summary: 'Publish to Kafka from AWS Lambda and know what happened to every record.',
+    description:
+      "Confluent REST Proxy v3 produce (plus v2 / Strimzi bridge), a ledger lookup, consumer-group reconcile with Burrow's read API, audits, receipts and workflow approvals. Every error is `{error_code, message, retriable, field?}`.",
+    license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+  },
+  jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+  servers: [{ url: '/', description: 'the API Gateway HTTP API (or npm start locally)' }],
+  tags: [
+    { name: 'publish' },
+    { name: 'reconcile' },
+    { name: 'burrow', description: "Burrow's read API, Burrow's bodies" },
+    { name: 'audit' },
+    { name: 'workflows' },
+    { name: 'meta' },
+  ],
+  paths: {
+    '/openapi.json': {
+      get: {
+        operationId: 'getOpenApiDocument',
+        summary: 'This document',
+        tags: ['meta'],
+        security: read,
+        responses: { '200': ok('the OpenAPI 3.1 document', { type: 'object' }), ...common },
+      },
+    },
+    '/v3/clusters': {
+      get: {
+        operationId: 'listClusters',
+        summary: 'The cluster Tally publishes to',
+        tags: ['publish'],
+        security: read,
+        responses: { '200': ok('one cluster', ref('ClusterList')), ...common },
+      },
+    },
+    '/v3/clusters/{cluster_id}': {
+      get: {
+        operationId: 'getCluster',
+        summary: 'The cluster, by its Kafka cluster id',
+        tags: ['publish'],
+        security: read,
+        parameters: [clusterId],
+        responses: {
+          '200': ok('the cluster', ref('Cluster')),
+          ...errors({ ...badPath, ...notFoundCluster }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/records': { post: produce },
+    '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch': {
+      post: {
+        operationId: 'produceBatch',
+        summary: 'Produce a batch: 207 with successes and failures by entry id',
+        tags: ['publish'],
+        security: scopes('publish'),
+        parameters: [clusterId, topicName, ...publishHeaders],
+        requestBody: { required: true, content: json(ref('BatchRequest')) },
+        responses: {
+          '207': ok('each entry acknowledged or not', ref('BatchResponse')),
+          ...publishErrors,
+        },
+      },
+    },
+    '/topics/{topic_name}': {
+      post: {
+        operationId: 'produceV2',
+        summary: 'REST Proxy v2 / Strimzi bridge produce',
+        description:
+          'application/vnd.kafka.json.v2+json (or application/json): keys and values are JSON; application/vnd.kafka.binary.v2+json: base64. Any other Content-Type: 415.',
+        tags: ['publish'],
+        security: scopes('publish'),
+        parameters: [topicName, ...publishHeaders],
+        requestBody: {
+          required: true,
+          content: {
+            'application/vnd.kafka.json.v2+json': v2Body,
+            'application/vnd.kafka.binary.v2+json': v2Body,
+            'application/json': v2Body,
+          },
+        },
+        responses: {
+          '200': ok('an offset or an error per record', ref('V2Response')),
+          ...publishErrors,
+          '415': problem('a Content-Type other than the three above'),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/records/lookup': {
+      get: {
+        operationId: 'lookupRecord',
+        summary: 'What the ledger knows of a record: by stream and seq, or by Idempotency-Key',
+        tags: ['publish'],
+        security: read,
+        parameters: [
+          clusterId,
+          {
+            name: 'stream',
+            in: 'query',
+            description: 'with seq; not read when idempotency_key is given',
+            schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,249}$' },
+            [IGNORED_WITH]: 'idempotency_key',
+          },
+          {
+            name: 'seq',
+            in: 'query',
+            description: 'with stream; not read when idempotency_key is given',
+            schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+            [IGNORED_WITH]: 'idempotency_key',
+          },
+          {
+            name: 'idempotency_key',
+            in: 'query',
+            description: 'instead of stream and seq',
+            schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+          },
+        ],
+        responses: {
+          '200': ok('the records and their outcomes', ref('RecordLookup')),
+          ...errors({
+            '400': 'stream, seq or idempotency_key missing or not valid',
+            '404': 'unknown cluster, a key never published, or a seq without a ledger record',
+          }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/reconcile': {
+      post: {
+        operationId: 'reconcileNow',
+        summary: 'Run reconcile now; each group without its partitions',
+        tags: ['reconcile'],
+        security: admin,
+        parameters: [clusterId],
+        responses: {
+          '200': ok('the run', ref('ReconcileReport')),
+          ...errors({ ...badPath, ...notFoundCluster }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore': {
+      post: {
+        operationId: 'restoreGroup',
+        summary: 'Plan (dry run, default) or execute a return to the last good offsets',
+        tags: ['reconcile'],
+        security: admin,
+        parameters: [clusterId, path('group_id', idSchema)],
+        requestBody: {
+          required: false,
+          content: json({
+            type: 'object',
+            properties: { execute: { type: 'boolean' } },
+            additionalProperties: false,
+          }),
+        },
+        responses: {
+          '200': ok('the plan, and what was executed', ref('RestoreResult')),
+          ...errors({
+            '400': 'a body other than {"execute": true|false}, or a bad group id',
+            ...notFoundCluster,
+            '409': 'executing while the group has members (GROUP_NOT_EMPTY)',
+          }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/consumer-groups/{group_id}/acknowledge': {
+      post: {
+        operationId: 'acknowledgeFindings',
+        summary: "Acknowledge a group's held LOST / OUT_OF_RANGE findings (no body)",
+        tags: ['reconcile'],
+        security: admin,
+        parameters: [clusterId, path('group_id', idSchema)],
+        responses: {
+          '200': ok('the partitions acknowledged', ref('Acknowledged')),
+          ...errors({
+            '400': 'a body, or a bad group id',
+            ...notFoundCluster,
+            '409': 'a reconcile run saved the same history first: retry',
+          }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/consumer-groups/{group_id}': {
+      get: {
+        operationId: 'getConsumerGroup',
+        summary: 'Confluent v3 consumer group, with consumers and lag_summary',
+        tags: ['reconcile'],
+        security: read,
+        parameters: [clusterId, path('group_id', idSchema)],
+        responses: {
+          '200': ok('from the latest reconcile report', ref('ConsumerGroup')),
+          ...errors({ ...badPath, '404': 'unknown cluster, or a group no run has reported' }),
+        },
+      },
+    },
+    '/burrow/admin': {
+      get: {
+        operationId: 'burrowAdmin',
+        summary: "Burrow's health check",
+        tags: ['burrow'],
+        security: read,
+        responses: {
+          '200': {
+            description: 'GOOD',
+            content: { 'text/plain': { schema: { const: 'GOOD' } } },
+          },
+          ...common,
+        },
+      },
+    },
+    '/v3/kafka': burrowGet('burrowClusters', 'Clusters (one)', ref('BurrowClusters')),
+    '/v3/kafka/{cluster}': burrowGet(
+      'burrowCluster',
+      'The cluster module',
+      ref('BurrowCluster'),
+      ref('BurrowNotFound'),
+      [burrowCluster],
+    ),
+    '/v3/kafka/{cluster}/consumer': burrowGet(
+      'burrowConsumers',
+      'Consumer groups',
+      ref('BurrowNames'),
+      ref('BurrowNotFound'),
+      [burrowCluster],
+    ),
+    '/v3/kafka/{cluster}/consumer/{group}': burrowGet(
+      'burrowConsumer',
+      "A group's partitions and offsets",
+      ref('BurrowConsumer'),
+      ref('BurrowNotFound'),
+      [burrowCluster, burrowGroup],
+    ),
+    '/v3/kafka/{cluster}/consumer/{group}/status': burrowStatus(
+      'burrowStatus',
+      "A group's status, partitions that are not OK",
+    ),
+    '/v3/kafka/{cluster}/consumer/{group}/lag': burrowStatus(
+      'burrowLag',
+      "A group's status with every partition",
+    ),
+    '/v3/kafka/{cluster}/topic': burrowGet(
+      'burrowTopics',
+      'Topics some group reads',
+      ref('BurrowNames'),
+      ref('BurrowNotFound'),
+      [burrowCluster],
+    ),
+    '/v3/kafka/{cluster}/topic/{topic}': burrowGet(
+      'burrowTopic',
+      "A topic's log end offsets",
+      ref('BurrowTopic'),
+      ref('BurrowNotFound'),
+      [burrowCluster, path('topic')],
+    ),
+    '/v3/kafka/{cluster}/topic/{topic}/consumers': burrowGet(
+      'burrowTopicConsumers',
+      'Groups reading a topic',
+      ref('BurrowNames'),
+      ref('BurrowNotFound'),
+      [burrowCluster, path('topic')],
+    ),
+    '/v3/clusters/{cluster_id}/receipts': {
+      post: {
+        operationId: 'postReceipts',
+        summary: 'Receipts from a consumer: seq runs of a stream, or counts per time bucket',
+        tags: ['audit'],
+        security: scopes('receipts'),
+        parameters: [clusterId],
+        requestBody: { required: true, content: json(ref('ReceiptsRequest')) },
+        responses: {
+          '202': ok('stored', ref('ReceiptsAccepted')),
+          ...errors({
+            '400': 'invalid input (field names it)',
+            ...notFoundCluster,
+            '413': 'more than 10,000 seq runs',
+          }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/audits/{audit_id}': {
+      get: {
+        operationId: 'getAudit',
+        summary: 'A stored audit report, as JSON or as an HTML page',
+        tags: ['audit'],
+        security: read,
+        parameters: [
+          clusterId,
+          path('audit_id', idSchema),
+          {
+            name: 'format',
+            in: 'query',
+            description: '`html` for the page (or send Accept: text/html); anything else: JSON',
+            schema: { type: 'string' },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'the report',
+            content: {
+              'application/json': { schema: ref('AuditReport') },
+              'text/html': {
+                schema: {
+                  type: 'string',
+                  minLength: 1,
+                  description: 'one self-contained page (charset=utf-8, no scripts)',
+                },
+              },
+            },
+          },
+          ...errors({ ...badPath, '404': 'unknown cluster or audit' }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/audits': {
+      post: {
+        operationId: 'auditNow',
+        summary: 'Audit a topic now (ledger vs log vs receipts), stored under its auditId',
+        tags: ['audit'],
+        security: admin,
+        parameters: [clusterId],
+        requestBody: { required: true, content: json(ref('AuditRequest')) },
+        responses: {
+          '200': ok('the report', ref('AuditReport')),
+          ...errors({
+            '400': 'not {topic, groups?}, or an illegal topic name',
+            '404': 'unknown cluster or topic',
+            '409': 'another audit of the topic saved its checkpoint first',
+          }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/approvals': {
+      get: {
+        operationId: 'listApprovals',
+        summary: 'What workflows wait for',
+        tags: ['workflows'],
+        security: admin,
+        parameters: [clusterId],
+        responses: {
+          '200': ok('pending approvals', ref('Approvals')),
+          ...errors({ ...badPath, ...notFoundCluster }),
+        },
+      },
+    },
+    '/v3/clusters/{cluster_id}/approvals/{token}': {
+      post: {
+        operationId: 'decideApproval',
+        summary: 'Approve or reject a waiting workflow (decided once)',
+        tags: ['workflows'],
+        security: admin,
+        parameters: [
+          clusterId,
+          path('token', { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' }),
+        ],
+        requestBody: { required: true, content: json(ref('Decision')) },
+        responses: {
+          '200': ok('the decision', ref('Decided')),
+          ...errors({
+            '400': 'not a token, or not {decision, by?, reason?}',
+            '404': 'unknown cluster or token',
+            '409': 'the token was decided otherwise already',
+          }),
+        },
+      },
+    },
+  },
+  components: {
+    schemas,
+    securitySchemes: {
+      tallyJwt: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          "API Gateway's JWT authorizer (scopes tally/<scope>, tally/admin includes all); locally a bearer token from TALLY_AUTH_TOKENS.",
+      },
+    },
+  },
+};

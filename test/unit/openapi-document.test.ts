@@ -1,0 +1,70 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { handler } from '../../functions/openapi/handler.js';
+import { openApiDocument } from '../../functions/platform/openapi.js';
+import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
+import { serverlessRoutes } from '../helpers/openapi-routes.js';
+import { createExchangeChecker } from '../helpers/openapi-validate.js';
+
+// The OpenAPI document is valid OpenAPI 3.1 (by a standard validator, schemas included), and
+// describes exactly the routes serverless.yml deploys, with the same scopes.
+
+const operations = () =>
+  Object.entries(openApiDocument.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({
+      routeKey: `${method.toUpperCase()} ${path}`,
+      scopes: operation.security.flatMap((requirement) => Object.values(requirement).flat()),
+    })),
+  );
+
+type Spec = Parameters<Validator['validate']>[0];
+
+describe('the OpenAPI document', () => {
+  it('validates as OpenAPI 3.1 with @seriousme/openapi-schema-validator', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(openApiDocument) as Spec);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('is refused by the same validator when broken (the check can fail)', async () => {
+    const broken = structuredClone(openApiDocument) as unknown as Record<string, unknown>;
+    const paths = broken.paths as Record<string, { get: { responses: Record<string, object> } }>;
+    // A response without its description is not a Response Object.
+    const clusters = paths['/v3/clusters'] as { get: { responses: Record<string, object> } };
+    delete (clusters.get.responses['200'] as { description?: string }).description;
+    const result = await new Validator().validate(broken as Spec);
+    expect(result.valid).toBe(false);
+  });
+
+  it('lists the same routes as serverless.yml, each with the scopes of its authorizer', () => {
+    const deployed = serverlessRoutes();
+    const described = operations();
+    expect(described.map((o) => o.routeKey).sort()).toEqual(deployed.map((r) => r.routeKey).sort());
+    for (const route of deployed) {
+      const operation = described.find((o) => o.routeKey === route.routeKey);
+      expect(operation?.scopes.sort(), route.routeKey).toEqual([...route.scopes].sort());
+    }
+    expect(deployed.length).toBeGreaterThanOrEqual(26);
+  });
+
+  it('is what GET /openapi.json answers, to a reader', async () => {
+    Object.assign(process.env, testAuthEnv());
+    const event = httpEvent({
+      routeKey: 'GET /openapi.json',
+      headers: { authorization: 'Bearer tally-test-token-reader-0001' },
+    });
+    const answer = await handler(event, lambdaContext());
+    expect(answer.statusCode).toBe(200);
+    const { problems } = createExchangeChecker().check(event, answer, ['GET /openapi.json']);
+    expect(problems).toEqual([]);
+    expect(answer.headers?.['content-type']).toBe('application/json');
+    expect(JSON.parse(answer.body ?? '')).toEqual(openApiDocument);
+    const anonymous = await handler(
+      httpEvent({ routeKey: 'GET /openapi.json', headers: { authorization: '' } }),
+      lambdaContext(),
+    );
+    expect(anonymous.statusCode).toBe(401);
+  });
+});
