@@ -1,6 +1,5 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { describe, expect, it } from 'vitest';
-import { handler } from '../../functions/openapi/handler.js';
+import { describe, expect, it, vi } from 'vitest';
 import { openApiDocument } from '../../functions/platform/openapi.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
 import { serverlessRoutes } from '../helpers/openapi-routes.js';
@@ -50,7 +49,9 @@ describe('the OpenAPI document', () => {
   });
 
   it('is what GET /openapi.json answers, to a reader', async () => {
-    Object.assign(process.env, testAuthEnv());
+    // The function reads how callers are authenticated when its module loads.
+    for (const [name, value] of Object.entries(testAuthEnv())) vi.stubEnv(name, value);
+    const { handler } = await import('../../functions/openapi/handler.js');
     const event = httpEvent({
       routeKey: 'GET /openapi.json',
       headers: { authorization: 'Bearer tally-test-token-reader-0001' },
