@@ -19,6 +19,14 @@ import type { GroupReport } from '../core/reconcile.js';
 import { httpHandler, json } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 const text = (body: string) => ({
   statusCode: 200,
   headers: { 'content-type': 'text/plain' },
@@ -33,10 +41,15 @@ export const handler = httpHandler('read', async (event) => {
   const id = await rt.source.clusterId();
   const configured = rt.config.burrowClusterName;
   const name = clusterName(id, configured);
-  const parts = path.split('/').slice(3).map(decodeURIComponent); // after /v3/kafka
   const answer = (a: { statusCode: number; body: object }) => json(a.statusCode, a.body);
+  // After /v3/kafka. A segment that is empty (`consumer//status`) or not valid percent-encoding
+  // names nothing there is: Burrow's 404, never a look-up with an empty or mangled key.
+  const parts = path.split('/').slice(3).map(decodeSegment);
   if (parts.length === 0) return answer(clusterList(request, name));
-  const [cluster = '', kind, item, sub] = parts;
+  if (parts.some((part) => part === undefined || part === '')) {
+    return answer(notFound(request, 'cluster or consumer not found'));
+  }
+  const [cluster = '', kind, item, sub] = parts as string[];
   if (!isCluster(cluster, id, configured)) {
     return answer(
       notFound(

@@ -141,6 +141,27 @@ describe("Burrow's read API", () => {
         request: request(missingGroup),
       },
     });
+    // An empty segment or one that is not valid percent-encoding names nothing (it was a look-up
+    // of an empty group, a 500, found by fuzzing with real paths).
+    for (const [path, sub] of [
+      ['/v3/kafka/local-tally/consumer//status', 'status'],
+      ['/v3/kafka/local-tally/consumer/%E0%A4%A/lag', 'lag'],
+    ] as const) {
+      const event = {
+        ...httpEvent({
+          routeKey: `GET /v3/kafka/{cluster}/consumer/{group}/${sub}`,
+          pathParameters: { cluster: 'local-tally', group: path.split('/')[5] as string },
+        }),
+        rawPath: path,
+      };
+      const answer = (await burrow(event, lambdaContext())) as Answer;
+      expect(answer.statusCode, path).toBe(404);
+      expect(JSON.parse(answer.body), path).toEqual({
+        error: true,
+        message: 'cluster or consumer not found',
+        request: request(path),
+      });
+    }
     const missingTopic = '/v3/kafka/local-tally/topic/no-such-topic';
     expect((await get(missingTopic)).body.message).toBe('cluster or topic not found');
     const notFound = await get(`${missingGroup}/status`);

@@ -239,11 +239,17 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
         headers,
         query,
       })
-      .map(
-        ({ params, body, base64, headers, query }): APIGatewayProxyEventV2 => ({
+      .map(({ params, body, base64, headers, query }): APIGatewayProxyEventV2 => {
+        // The path API Gateway would have seen: the route's template with each parameter
+        // percent-encoded (routes that dispatch on rawPath, as Burrow's, are fuzzed for real).
+        const rawPath = (route.routeKey.split(' ')[1] as string).replace(
+          /\{(\w+)\}/g,
+          (_, name: string) => encodeURIComponent(params[route.params.indexOf(name)] as string),
+        );
+        return {
           version: '2.0',
           routeKey: route.routeKey,
-          rawPath: '/fuzz',
+          rawPath,
           rawQueryString: '',
           headers: headers as Record<string, string>,
           ...(query && { queryStringParameters: query }),
@@ -257,7 +263,7 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
             domainPrefix: 'localhost',
             http: {
               method: route.routeKey.split(' ')[0] as string,
-              path: '/fuzz',
+              path: rawPath,
               protocol: 'HTTP/1.1',
               sourceIp: '127.0.0.1',
               userAgent: 'fuzz',
@@ -270,8 +276,8 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
           },
           isBase64Encoded: body !== undefined && base64,
           ...(body !== undefined && { body: base64 ? Buffer.from(body).toString('base64') : body }),
-        }),
-      );
+        };
+      });
 
   /** Answers per route and status, to show how deep the inputs reached (printed at the end). */
   const seen: Record<string, Record<string, number>> = {};
@@ -295,9 +301,18 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
     if ((statusCode as number) < 400) return;
     const error = JSON.parse(body ?? '') as {
       error_code?: unknown;
+      error?: unknown;
       message?: unknown;
       field?: unknown;
     };
+    if (event.routeKey.startsWith('GET /v3/kafka') && error.error_code === undefined) {
+      // Burrow's routes answer what they find in Burrow's own bodies ({error, message, request};
+      // an unknown group's status is a 404 with status NOTFOUND, as Burrow answers it); who may
+      // call them is answered as on every route.
+      expect(error.error, `${where} → ${body}`).toBeTypeOf('boolean');
+      expect(error.message, where).toBeTypeOf('string');
+      return;
+    }
     expect(error.error_code, where).toBeTypeOf('number');
     expect(error.message, where).toBeTypeOf('string');
     if (statusCode === 400) {
