@@ -397,7 +397,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   const result = await runChaos({
     ...(process.argv.includes('--tolerate-known') && {
-      check: { tolerate: ['sameSession', 'unknownDowngraded'] },
+      // The same seq twice in one session is fixed and never tolerated (leader-guard.ts).
+      check: { tolerate: ['unknownDowngraded'] },
     }),
     seconds: minutes * 60,
     seed,

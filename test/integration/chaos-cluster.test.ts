@@ -7,12 +7,12 @@ import { runChaos } from '../chaos/run.js';
 // timeout, two brokers down, the controller killed, a restart during an audit, a group member
 // killed), then one audit after the faults and the independent checker (test/chaos/checker.ts).
 //
-// Tolerated (counted as KNOWN on the checker's last line): only the same seq twice within one
-// producer session — kafkajs 2.2.4's internal retry of a send that spans brokers re-sends batches
-// a broker already wrote, under new sequence numbers (RELIABILITY.md, "Found by the schedule").
-// Every such copy must still be named by the audit. The other bug this seed found first (a keyed
-// retry recording "not written" over an earlier UNKNOWN whose record landed) is fixed
-// (core/publish-send.ts) and fails the run again.
+// Nothing is tolerated. The same seq twice within one producer session (kafkajs 2.2.4's retry of
+// a send spanning brokers re-sent batches a broker had already written, under new sequence
+// numbers) is fixed: every kafkajs attempt goes to one broker (adapters/kafka/leader-guard.ts;
+// replayed on purpose by test/integration/faults-leader-move.test.ts). So is the other bug this
+// seed found (a keyed retry recording "not written" over an earlier UNKNOWN whose record landed,
+// core/publish-send.ts). Either fails the run.
 
 const SEED = 1;
 
@@ -24,7 +24,6 @@ describe('chaos on a replicated cluster', { timeout: 330_000 }, () => {
       seed: SEED,
       publishers: 3,
       log: (line) => lines.push(line),
-      check: { tolerate: ['sameSession'] },
     });
     process.stderr.write(
       `${[...lines, ...result.known.map((k) => `KNOWN ${k}`), result.lastLine].join('\n')}\n`,
@@ -36,6 +35,7 @@ describe('chaos on a replicated cluster', { timeout: 330_000 }, () => {
     expect(counts.faults).toBeGreaterThanOrEqual(3);
     expect(counts.ACKED).toBeGreaterThan(100);
     expect(counts.lost).toBe(0);
+    expect(counts.sameSession).toBe(0);
     expect(counts.UNKNOWN).toBe(0);
     expect(counts.explained).toBe(counts.duplicates);
     expect(counts.reconcileRuns).toBeGreaterThan(3);

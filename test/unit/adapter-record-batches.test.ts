@@ -2,8 +2,10 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_HOLDS,
   type PlacedRecord,
   partitionBatches,
+  type RoundBatch,
   sendInRounds,
 } from '../../functions/adapters/kafka/record-batches.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
@@ -183,14 +185,15 @@ describe('sendInRounds', () => {
     { partition: 1, batches: [[3]] },
   ];
   const ack = (i: number): RecordOutcome => ({ status: 'ACKED', partition: 0, offset: String(i) });
+  const acked = (batches: RoundBatch[]) => batches.map((b) => b.indexes.map(ack));
 
   it("sends each partition's next batch together, round after round, answering every record", async () => {
     const rounds: number[][] = [];
     const outcomes = await sendInRounds(
       plan,
-      async (indexes) => {
-        rounds.push(indexes);
-        return indexes.map(ack);
+      async (batches) => {
+        rounds.push(batches.flatMap((b) => [...b.indexes]));
+        return acked(batches);
       },
       () => undefined,
     );
@@ -204,10 +207,10 @@ describe('sendInRounds', () => {
     let halt: string | undefined;
     const outcomes = await sendInRounds(
       plan,
-      async (indexes) => {
-        rounds.push(indexes);
+      async (batches) => {
+        rounds.push(batches.flatMap((b) => [...b.indexes]));
         halt = 'the request deadline passed';
-        return indexes.map(ack);
+        return acked(batches);
       },
       () => halt,
     );
@@ -218,6 +221,84 @@ describe('sendInRounds', () => {
       [4, 5, 6].map(() => ({
         status: 'NOT_SENT',
         message: 'not sent: the request deadline passed',
+      })),
+    );
+  });
+
+  it('sends a held batch again next round, before its partition goes on', async () => {
+    const rounds: Array<Array<[number, number[]]>> = [];
+    const outcomes = await sendInRounds(
+      plan,
+      async (batches) => {
+        rounds.push(batches.map((b) => [b.partition, [...b.indexes]]));
+        return batches.map((b) =>
+          rounds.length === 1 && b.partition === 0
+            ? { held: 'partition 0 moved', mayHaveGone: true }
+            : b.indexes.map(ack),
+        );
+      },
+      () => undefined,
+    );
+
+    expect(rounds).toEqual([
+      [
+        [2, [0, 1]],
+        [0, [2]],
+        [1, [3]],
+      ],
+      [
+        [2, [4]],
+        [0, [2]],
+      ],
+      [
+        [2, [6]],
+        [0, [5]],
+      ],
+    ]);
+    expect(outcomes).toEqual([0, 1, 2, 3, 4, 5, 6].map(ack));
+  });
+
+  it('a held batch that may have gone is UNKNOWN when halted; one never sent is NOT_SENT', async () => {
+    let halt: string | undefined;
+    const outcomes = await sendInRounds(
+      plan,
+      async (batches) => {
+        halt = 'the request deadline passed';
+        return batches.map((b) =>
+          b.partition === 1
+            ? b.indexes.map(ack)
+            : { held: 'moved', mayHaveGone: b.partition === 2 },
+        );
+      },
+      () => halt,
+    );
+
+    expect(outcomes[3]).toEqual(ack(3));
+    for (const i of [0, 1]) {
+      expect(outcomes[i]).toEqual({
+        status: 'UNKNOWN',
+        message: 'sent, then held unanswered: the request deadline passed',
+      });
+    }
+    for (const i of [2, 4, 5, 6]) expect(outcomes[i]?.status).toBe('NOT_SENT');
+  });
+
+  it(`gives a batch up after ${MAX_HOLDS} holds`, async () => {
+    let sends = 0;
+    const outcomes = await sendInRounds(
+      [{ partition: 0, batches: [[0], [1]] }],
+      async (batches) => {
+        sends++;
+        return batches.map(() => ({ held: 'moved again', mayHaveGone: false }));
+      },
+      () => undefined,
+    );
+
+    expect(sends).toBe(MAX_HOLDS);
+    expect(outcomes).toEqual(
+      [0, 1].map(() => ({
+        status: 'NOT_SENT',
+        message: `not sent: held ${MAX_HOLDS} times (moved again)`,
       })),
     );
   });

@@ -90,23 +90,55 @@ export function partitionBatches(
   }));
 }
 
+/** One partition's next batch in a round. */
+export interface RoundBatch {
+  readonly partition: number;
+  readonly indexes: readonly number[];
+}
+
 /**
- * Sends the batches in rounds: a round is one send holding the next batch of every partition
- * still going, and the next round starts when it is answered. So a request has one send in
- * flight, as before batches were cut: sends queued inside kafkajs (one request per broker at a
- * time) would still go out after the deadline, from a retired session, as writes the audit may
- * already have judged absent. After a batch that was not acknowledged its partition's later
- * batches stay NOT_SENT: written now, they would sit in the log ahead of that batch's records,
- * which a retry with the same Idempotency-Key sends again. `halted` says why no round may start.
+ * A batch kafkajs did not send this round because its partition's leader was not the broker its
+ * request was planned for (`leader-guard.ts`). Its sequence numbers are where they were before
+ * (nothing was sent, or what was sent failed and was rolled back): it is sent again next round.
+ */
+export interface HeldBatch {
+  readonly held: string;
+  /** An earlier attempt of it was made: it may be in the log. */
+  readonly mayHaveGone: boolean;
+}
+
+export type BatchResult = readonly RecordOutcome[] | HeldBatch;
+
+/** A batch held this many times in one request (leadership moving on and on) is given up. */
+export const MAX_HOLDS = 8;
+
+/**
+ * Sends the batches in rounds: a round holds the next batch of every partition still going, and
+ * the next round starts when all of it is answered. So a request never has two sends queued for
+ * one broker: sends queued inside kafkajs (one request per broker at a time) would still go out
+ * after the deadline, from a retired session, as writes the audit may already have judged absent.
+ * After a batch that was not acknowledged its partition's later batches stay NOT_SENT: written
+ * now, they would sit in the log ahead of that batch's records, which a retry with the same
+ * Idempotency-Key sends again. A held batch is sent again next round (at most MAX_HOLDS times).
+ * `halted` says why no round may start; a held batch that may have gone is then UNKNOWN.
  */
 export async function sendInRounds(
   plan: readonly PartitionBatches[],
-  sendRound: (indexes: number[]) => Promise<readonly RecordOutcome[]>,
+  sendRound: (batches: RoundBatch[]) => Promise<readonly BatchResult[]>,
   halted: () => string | undefined,
 ): Promise<RecordOutcome[]> {
   const outcomes: RecordOutcome[] = [];
   const next = plan.map(() => 0); // each partition's next batch
+  const holds = plan.map(() => 0); // how often its next batch was held
+  const gone = plan.map(() => false); // its next batch may be in the log
   const stopped = new Map<number, string>(); // a partition's place in the plan → why
+  const unknown = (k: number, why: string) => {
+    for (const i of plan[k]?.batches[next[k] as number] ?? []) {
+      outcomes[i] = { status: 'UNKNOWN', message: `sent, then held unanswered: ${why}` };
+    }
+    next[k] = (next[k] as number) + 1;
+    gone[k] = false;
+  };
   for (;;) {
     const round = plan.flatMap((p, k) =>
       !stopped.has(k) && (next[k] as number) < p.batches.length ? [k] : [],
@@ -114,24 +146,38 @@ export async function sendInRounds(
     if (round.length === 0) break;
     const halt = halted();
     if (halt !== undefined) {
-      for (const k of round) stopped.set(k, halt);
+      for (const k of round) {
+        stopped.set(k, halt);
+        if (gone[k]) unknown(k, halt);
+      }
       break;
     }
-    const batches = round.map((k) => plan[k]?.batches[next[k] as number] ?? []);
-    const indexes = batches.flat();
-    const results = await sendRound(indexes);
-    indexes.forEach((i, j) => {
-      outcomes[i] = results[j] as RecordOutcome;
-    });
+    const batches = round.map((k) => ({
+      partition: plan[k]?.partition as number,
+      indexes: plan[k]?.batches[next[k] as number] ?? [],
+    }));
+    const results = await sendRound(batches);
     round.forEach((k, n) => {
-      next[k] = (next[k] as number) + 1;
-      let failed: RecordOutcome | undefined;
-      for (const i of batches[n] ?? []) {
-        if (outcomes[i]?.status !== 'ACKED') {
-          failed = outcomes[i] as RecordOutcome;
-          break;
-        }
+      const result = results[n] as BatchResult;
+      if ('held' in result) {
+        gone[k] ||= result.mayHaveGone;
+        holds[k] = (holds[k] as number) + 1;
+        if ((holds[k] as number) < MAX_HOLDS) return;
+        const why = `held ${MAX_HOLDS} times (${result.held})`;
+        stopped.set(k, why);
+        if (gone[k]) unknown(k, why);
+        return;
       }
+      const indexes = batches[n]?.indexes ?? [];
+      let failed: RecordOutcome | undefined;
+      indexes.forEach((i, j) => {
+        const outcome = result[j] as RecordOutcome;
+        outcomes[i] = outcome;
+        if (failed === undefined && outcome.status !== 'ACKED') failed = outcome;
+      });
+      next[k] = (next[k] as number) + 1;
+      holds[k] = 0;
+      gone[k] = false;
       if (failed === undefined) return;
       stopped.set(
         k,

@@ -5,7 +5,13 @@ import type { RecordOutcome } from '../../core/outcomes.js';
 import { SESSION_HEADER } from '../../core/publish-plan.js';
 import type { OutgoingRecord, RecordSender } from '../../core/publish-ports.js';
 import { bodyBytes, headerBytes, headerNameBytes } from '../../core/record-size.js';
-import { partitionBatches, sendInRounds } from './record-batches.js';
+import { createLeaderGuard, heldIn, type LeaderGuard, NO_PARTITION } from './leader-guard.js';
+import {
+  type BatchResult,
+  partitionBatches,
+  type RoundBatch,
+  sendInRounds,
+} from './record-batches.js';
 import { classifySendFailure } from './send-errors.js';
 
 interface Session {
@@ -13,11 +19,23 @@ interface Session {
   /** `tally.session`'s value: the id's bytes, made once and shared by every record it sends. */
   readonly bytes: Buffer;
   readonly producer: Producer;
+  /** The producer's partitioner: each attempt of a send goes to its one planned broker or not at all. */
+  readonly guard: LeaderGuard;
   readonly connected: Promise<void>;
 }
 
 export interface RecordSenderOptions {
-  /** kafkajs retries inside one send; every send is also bounded by the request's deadline. */
+  /**
+   * kafkajs's retries inside one send (TALLY_KAFKA_RETRIES, at least 1: kafkajs refuses an
+   * idempotent producer without retries); every send is also bounded by the request's deadline.
+   * kafkajs warns that limited retries "may invalidate EoS guarantees": when it gives up, the
+   * sequence numbers it rolled back may belong to a batch the broker did write, and a later batch
+   * sent under them would be taken for that one (dropped as a duplicate). Tally never sends
+   * under them again: a send kafkajs gives up on is UNKNOWN, and every UNKNOWN retires the
+   * session (a new producer id starts at sequence 0). Unlimited retries would not make sends
+   * safer, only let kafkajs retry until the deadline where it now answers sooner. What made its
+   * retries unsafe was a retry spanning brokers (leader-guard.ts), not their number.
+   */
   readonly retries: number;
   readonly requestTimeoutMs: number;
   /** The topic's max.message.bytes: no record batch sent is larger. */
@@ -36,16 +54,18 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
   const retired = new WeakSet<Session>();
 
   function open(): Session {
+    const guard = createLeaderGuard();
     const producer = kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
+      createPartitioner: guard.partitioner,
       retry: { retries: options.retries, initialRetryTime: 100, maxRetryTime: 2000 },
     });
     const connected = producer.connect();
     connected.catch(() => {}); // awaited by senders; a failure retires the session there
     const id = `s-${randomBytes(9).toString('base64url')}`;
-    const session = { id, bytes: Buffer.from(id), producer, connected };
+    const session = { id, bytes: Buffer.from(id), producer, guard, connected };
     options.log('info', 'producer session opened', { session: session.id });
     return session;
   }
@@ -54,6 +74,8 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     if (retired.has(session)) return;
     retired.add(session);
     if (current === session) current = undefined;
+    // kafkajs may still be about to retry a send of this session: no attempt goes out any more.
+    session.guard.close(`the producer session was retired (${reason})`);
     options.log('warn', 'producer session retired', { session: session.id, reason });
     session.producer.disconnect().catch(() => {});
   }
@@ -63,14 +85,20 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     return current;
   };
 
-  /** One producer send (one request per broker): its records' outcomes, in order. */
+  /**
+   * One producer send to one broker (`leader`, or whichever leads the first message when the
+   * topic's leaders are not known yet): its records' outcomes in order, or held (not sent to
+   * another broker; sent again by the next round under the same sequence numbers).
+   */
   async function sendOnce(
     session: Session,
     topic: string,
     messages: Message[],
+    leader: number | undefined,
     deadline: Deadline,
-  ): Promise<RecordOutcome[]> {
+  ): Promise<RecordOutcome[] | { held: string; mayHaveGone: boolean }> {
     const all = (outcome: RecordOutcome) => messages.map(() => outcome);
+    const guarded = session.guard.guard(messages, leader);
     const sending = session.producer.send({
       topic,
       acks: -1,
@@ -79,17 +107,70 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     });
     sending.catch(() => {}); // an abandoned send must not become an unhandled rejection
     try {
+      // A partition without an answer is UNKNOWN; the session is retired when the send ends.
       return offsetsOf(messages, await beforeDeadline(sending, deadline, 'producing'));
     } catch (error) {
       if (error instanceof DeadlineExceeded) {
         retire(session, 'a send outlived its deadline');
         return all({ status: 'UNKNOWN', message: error.message });
       }
+      const held = heldIn(error);
+      if (held?.reason === 'moved') return { held: held.message, mayHaveGone: guarded.mayHaveGone };
+      if (held !== undefined) {
+        // The session was retired by another send while this one waited for kafkajs's retry.
+        return all(
+          guarded.mayHaveGone
+            ? { status: 'UNKNOWN', message: `sent, then ${held.message}` }
+            : { status: 'NOT_SENT', message: held.message },
+        );
+      }
       const partitions = new Set(messages.map((message) => message.partition));
       const failure = classifySendFailure(error, partitions.size);
       if (failure.replaceProducer) retire(session, failure.outcome.status);
       return all(failure.outcome);
     }
+  }
+
+  /**
+   * A round: one send per leader broker, side by side (kafkajs made one request per broker of a
+   * send before; it still does, but never one attempt to several brokers).
+   */
+  async function sendRound(
+    session: Session,
+    topic: string,
+    messages: readonly Message[],
+    batches: readonly RoundBatch[],
+    deadline: Deadline,
+  ): Promise<BatchResult[]> {
+    const leaders = session.guard.leaders(topic);
+    const groups = new Map<number | undefined, number[]>(); // leader → places in `batches`
+    batches.forEach((batch, n) => {
+      const leader =
+        leaders === undefined ? undefined : (leaders.get(batch.partition) ?? NO_PARTITION);
+      const group = groups.get(leader);
+      if (group) group.push(n);
+      else groups.set(leader, [n]);
+    });
+    const results: BatchResult[] = new Array(batches.length);
+    await Promise.all(
+      [...groups].map(async ([leader, places]) => {
+        const indexes = places.flatMap((n) => batches[n]?.indexes ?? []);
+        const sent = await sendOnce(
+          session,
+          topic,
+          indexes.map((i) => messages[i] as Message),
+          leader,
+          deadline,
+        );
+        let at = 0;
+        for (const n of places) {
+          const size = batches[n]?.indexes.length ?? 0;
+          results[n] = 'held' in sent ? sent : sent.slice(at, at + size);
+          at += size;
+        }
+      }),
+    );
+    return results;
   }
 
   async function send(
@@ -147,18 +228,17 @@ export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
     }
     const outcomes = await sendInRounds(
       partitionBatches(records, maxBytes, bodies),
-      (indexes) =>
-        sendOnce(
-          session,
-          topic,
-          indexes.map((i) => messages[i] as Message),
-          deadline,
-        ),
+      (batches) => sendRound(session, topic, messages, batches, deadline),
       () => {
         if (retired.has(session)) return 'the producer session was retired';
         return deadline.expired() ? 'the request deadline passed' : undefined;
       },
     );
+    // A record that may be in the log under sequence numbers kafkajs rolled back: no later batch
+    // of this session may be sent under them (the broker would take it for this one).
+    if (outcomes.some((outcome) => outcome.status === 'UNKNOWN')) {
+      retire(session, 'a record of the send is UNKNOWN');
+    }
     return { session: session.id, outcomes };
   }
 
