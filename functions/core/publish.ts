@@ -227,8 +227,15 @@ export function createPublisher(ports: PublisherPorts) {
       if (previous?.outcomes.some((o) => o.status === 'VOID')) {
         throw voidedError(request, firstSeq);
       }
+      // A retry whose earlier attempt left no ledger block at all: on the fast path it sent
+      // before writing anything, and its outcome write may have been lost (chaos seed 109), so
+      // its records may be in the log. A resend refused or not sent must not say otherwise.
+      const unrecorded: RecordOutcome | undefined =
+        stored !== undefined && previous === undefined
+          ? { status: 'UNKNOWN', message: 'an earlier attempt left no outcome in the ledger' }
+          : undefined;
       const planned: PlannedRecord[] = accepted.map((input, i) => {
-        const before = previous?.outcomes[i];
+        const before = previous?.outcomes[i] ?? unrecorded;
         return {
           input,
           seq: firstSeq + i,

@@ -1063,6 +1063,30 @@ describe('publish: DynamoDB calls per request, write-ahead path (one item per Id
     expect(recorded?.outcomes.map((o) => o.status)).toEqual(['UNKNOWN', 'ACKED']);
   });
 
+  it('keeps UNKNOWN when an earlier attempt left no ledger block and the resend is not sent', async () => {
+    // Chaos seed 109: on the fast path a keyed first attempt sends before any ledger write; its
+    // records landed, its outcome write did not. The retry could not connect.
+    const { publisher, sender, ledger } = setup();
+    const req = request([rec({ value: 'a' }), rec({ value: 'b' })], { idempotencyKey: 'k109' });
+    sender.responses.push((records) =>
+      records.map(() => ({ status: 'UNKNOWN', message: 'timed out' })),
+    );
+    await publisher.publish(req);
+    ledger.blocks.clear(); // the first attempt's outcome write never happened
+    sender.responses.push((records) =>
+      records.map(() => ({ status: 'NOT_SENT', message: 'no connection' })),
+    );
+    const retry = await publisher.publish(req);
+    for (const i of [0, 1]) {
+      expect(publishedAt(retry, i).outcome).toMatchObject({
+        status: 'UNKNOWN',
+        message: expect.stringContaining('left no outcome in the ledger'),
+      });
+    }
+    const recorded = [...ledger.blocks.values()].at(-1);
+    expect(recorded?.outcomes.map((o) => o.status)).toEqual(['UNKNOWN', 'UNKNOWN']);
+  });
+
   it('refuses a key another request holds (409, retriable) and sends nothing', async () => {
     const { publisher, keyed, sender } = setup();
     keyed.stored.set('busy', {
