@@ -101,7 +101,11 @@ export function createLeaderGuard() {
     leaders(topic: string): ReadonlyMap<number, number> | undefined {
       return topics.get(topic)?.byPartition;
     },
-    /** No attempt starts after this, not even kafkajs's own retry of a send already made. */
+    /**
+     * No attempt starts after this, not even kafkajs's own retry of a send already made. An
+     * attempt already past the partitioner (connecting to its broker, up to kafkajs's connection
+     * timeout) still goes out: its records are UNKNOWN, and the audit's horizon outlasts it.
+     */
     close(reason: string): void {
       closed ??= reason;
     },
