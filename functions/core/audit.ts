@@ -58,7 +58,15 @@ export interface AuditPorts {
       onBlock: (block: LedgerBlock) => void,
     ): Promise<void>;
     find(stream: string, seq: number): Promise<LedgerBlock | undefined>;
-    write(block: LedgerBlock): Promise<void>;
+    /**
+     * Settles a block, only while it is still the version read (`over`, when the store keeps
+     * versions): undefined when a retry reopened it since, and nothing is written.
+     */
+    write(
+      block: LedgerBlock,
+      deadline?: undefined,
+      over?: LedgerBlock['version'],
+    ): Promise<string | undefined>;
   };
   readonly log: {
     scan(
@@ -317,7 +325,9 @@ export function createAuditor(ports: AuditPorts) {
         for (const block of unknownBlocks.get(stream) ?? []) {
           const settled = settle(block, state.stream(stream), findings, horizonAt);
           if (!settled) continue;
-          await ports.ledger.write(settled);
+          // A retry may have reopened the block since it was read (its records in flight again):
+          // the settling lands only over the version read, else the next run sees the new one.
+          if ((await ports.ledger.write(settled, undefined, block.version)) === undefined) continue;
           block.outcomes.forEach((before, i) => {
             const after = settled.outcomes[i];
             if (before.status !== 'UNKNOWN' || after === undefined) return;

@@ -81,16 +81,34 @@ export interface LedgerBlock {
   readonly outcomes: readonly RecordOutcome[];
   /** When the block was last written (epoch ms), when read back from the store. */
   readonly writtenAt?: number;
+  /**
+   * Which write of the block this is, when read back from the store: every write sets a new one,
+   * and a write `over` it lands only while it is still the block's latest ('' for a block
+   * written before versions existed).
+   */
+  readonly version?: string;
 }
 
+/**
+ * What a conditional ledger write expects to replace: the version its writer opened or read,
+ * or 'absent' (no block starts at its first seq yet).
+ */
+export type LedgerVersion = string | 'absent';
+
 export interface Ledger {
-  /** Writes the block whatever is there (outcomes of a block this request opened; settling). */
-  write(block: LedgerBlock, deadline?: Deadline): Promise<void>;
   /**
-   * A request's first write of its block, before sending: refused ('voided') when the audit has
-   * marked the block's first seq VOID, so a voided seq is never sent.
+   * Writes the block and returns the version written. With `over`, only while the block is
+   * still that version (or absent): a write that lost its place — an attempt past its deadline
+   * whose write lands after its retry opened the block, an audit settling what a retry reopened
+   * since it read it — returns undefined and changes nothing. Without `over`, whatever is there.
    */
-  open(block: LedgerBlock, deadline: Deadline): Promise<'opened' | 'voided'>;
+  write(block: LedgerBlock, deadline?: Deadline, over?: LedgerVersion): Promise<string | undefined>;
+  /**
+   * A request's first write of its block, before sending, whatever an earlier attempt left:
+   * refused ('voided') when the audit has marked the block's first seq VOID, so a voided seq is
+   * never sent. Its version is what the request's later writes expect.
+   */
+  open(block: LedgerBlock, deadline: Deadline): Promise<{ readonly version: string } | 'voided'>;
   /**
    * Records a block of VOID outcomes unless a block already starts at its first seq (a
    * publisher's, or an earlier VOID): false then, and nothing is written.

@@ -3,7 +3,7 @@ import type { RecordOutcome } from './outcomes.js';
 import type { PublishRequest } from './publish.js';
 import { LostKeyRace } from './publish-keys.js';
 import { type PlannedRecord, stamp } from './publish-plan.js';
-import type { Ledger, LedgerBlock, RecordSender } from './publish-ports.js';
+import type { Ledger, LedgerBlock, LedgerVersion, RecordSender } from './publish-ports.js';
 
 // A publish's send: the ledger block opened first where the plan in core/publish.ts asks for
 // it (side by side with a first attempt's key claim), the send, and the outcomes' write.
@@ -13,13 +13,13 @@ const AFTER_SEND_MS = 250;
 
 export function createSendStep(ports: { readonly sender: RecordSender; readonly ledger: Ledger }) {
   /** Records VOID a block this request allocated and will never send (best effort). */
-  async function voidUnsent(request: PublishRequest, block: LedgerBlock, opened: boolean) {
+  async function voidUnsent(request: PublishRequest, block: LedgerBlock, opened?: string) {
     const message = 'allocated; the request stopped before sending, nothing was sent';
     const outcomes = block.outcomes.map((): RecordOutcome => ({ status: 'VOID', message }));
     const voided = { ...block, outcomes };
     // A block this request opened is its own to overwrite; otherwise only where none starts.
-    await (opened
-      ? ports.ledger.write(voided, request.deadline)
+    await (opened !== undefined
+      ? ports.ledger.write(voided, request.deadline, opened)
       : ports.ledger.void(voided, request.deadline)
     ).catch(() => false);
   }
@@ -29,18 +29,23 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
    * by side with `claim` (a first attempt's key item) when there is one. When either fails the
    * request has seqs and sends nothing: without a key (or when the key was not claimed) nothing
    * will ever use them, so they are recorded VOID if the deadline allows (else they stay a hole
-   * the audit voids later); with a key claimed the item keeps them for a retry.
+   * the audit voids later); with a key claimed the item keeps them for a retry. Returns what
+   * the request's outcome write expects to replace: the version it opened, or no block at all.
    */
   async function open(
     request: PublishRequest,
     block: LedgerBlock,
     claim: (() => Promise<void>) | undefined,
     ahead: boolean,
-  ): Promise<void> {
+  ): Promise<LedgerVersion> {
     const [opened, claimed] = await Promise.allSettled([
       ahead ? ports.ledger.open(block, request.deadline) : Promise.resolve('unopened' as const),
       claim?.(),
     ]);
+    const version =
+      opened.status === 'fulfilled' && typeof opened.value === 'object'
+        ? opened.value.version
+        : undefined;
     // Without a key, or with a key another request won, nothing will ever send these seqs. A
     // claim that failed otherwise may have been applied (its answer lost): the key may hold the
     // seqs for a retry, so they are left as they are (a hole the audit voids, if not).
@@ -49,7 +54,7 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
     const giveBack = lost && !ahead && (claimed.reason as LostKeyRace).giveBack;
     if (giveBack) giveBack();
     else if (lost || nobody) {
-      await voidUnsent(request, block, opened.status === 'fulfilled' && opened.value === 'opened');
+      await voidUnsent(request, block, version);
     }
     if (opened.status === 'rejected') throw opened.reason;
     if (claimed.status === 'rejected') {
@@ -58,11 +63,15 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
       throw lost ? (race.winner !== undefined ? race : race.error) : claimed.reason;
     }
     if (opened.value === 'voided') throw voidedError(request, block.firstSeq);
+    return version ?? 'absent';
   }
 
   /**
    * Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded.
    * The outcome write is returned running (`recorded`), so a key's answer is stored beside it.
+   * It lands only over the block this request opened (or where none is, on the fast path): an
+   * attempt whose write arrives after its retry opened the block, or after the audit settled
+   * it, must not put its own "not sent" over a later attempt's "may have landed" (chaos seed 109).
    */
   async function sendAndRecord(
     request: PublishRequest,
@@ -85,7 +94,7 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
       status: 'UNKNOWN',
       message: `sent by session ${session}, no answer recorded`,
     };
-    await open(
+    const opened = await open(
       request,
       block(
         planned.map((p) => p.kept ?? inFlight),
@@ -110,13 +119,19 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
     );
     const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
     const final = planned.map((p) => p.kept ?? resent(p, outcomes.get(p.seq) ?? inFlight));
-    const recorded = ports.ledger
-      .write(block(final, sent.session), request.deadline)
-      .catch((error: unknown) => {
+    const recorded = ports.ledger.write(block(final, sent.session), request.deadline, opened).then(
+      (written) => {
+        if (written !== undefined) return;
+        warnings.push(
+          'outcomes not recorded in the ledger: a later attempt or the audit wrote the block since this request opened it',
+        );
+      },
+      (error: unknown) => {
         warnings.push(
           `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
         );
-      });
+      },
+    );
     return { final, recorded };
   }
 

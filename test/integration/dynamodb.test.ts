@@ -8,6 +8,7 @@ import {
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
+import { Deadline } from '../../functions/core/deadline.js';
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { loadTableDefinitions } from '../../infra/local/table-definitions.js';
@@ -94,6 +95,76 @@ describe('local DynamoDB API', () => {
       blocks.push([...found.outcomes]);
     });
     expect(blocks).toEqual([settled]);
+  });
+
+  it('lands a conditional ledger write only over the version it expects', async () => {
+    const ledger = createLedger(DynamoDBDocumentClient.from(client), String(tables.LedgerTable));
+    const stream = uniqueName('versions');
+    const outcomes = (status: 'UNKNOWN' | 'NOT_SENT', message: string): RecordOutcome[] => [
+      { status, message },
+    ];
+    const block = (o: RecordOutcome[]) => ({
+      stream,
+      firstSeq: 1,
+      topic: 'orders',
+      session: 's',
+      idempotencyKey: 'k',
+      outcomes: o,
+    });
+    // Nothing there yet: a write expecting no block lands; a second one does not.
+    const first = await ledger.write(block(outcomes('UNKNOWN', 'fast path')), undefined, 'absent');
+    expect(first).toEqual(expect.any(String));
+    expect(
+      await ledger.write(block(outcomes('UNKNOWN', 'x')), undefined, 'absent'),
+    ).toBeUndefined();
+    // Attempt A opens, attempt B opens after it: A's write over its own version is refused.
+    const a = await ledger.open(
+      block(outcomes('UNKNOWN', 'attempt A')),
+      new Deadline(Date.now() + 5_000),
+    );
+    const b = await ledger.open(
+      block(outcomes('UNKNOWN', 'attempt B')),
+      new Deadline(Date.now() + 5_000),
+    );
+    if (a === 'voided' || b === 'voided') throw new Error('not voided: nothing voided this block');
+    expect(a.version).not.toBe(b.version);
+    const late = await ledger.write(block(outcomes('NOT_SENT', 'A, late')), undefined, a.version);
+    expect(late).toBeUndefined();
+    const found = await ledger.find(stream, 1);
+    expect(found?.outcomes).toEqual(outcomes('UNKNOWN', 'attempt B'));
+    expect(found?.version).toBe(b.version);
+    // B's own write lands, and the version read back is the one it returned.
+    const mine = await ledger.write(block(outcomes('NOT_SENT', 'B')), undefined, b.version);
+    expect((await ledger.find(stream, 1))?.version).toBe(mine);
+    // A block written before versions existed is read as version '' and replaced over it.
+    await client.send(
+      new PutItemCommand({
+        TableName: tables.LedgerTable,
+        Item: {
+          stream: { S: `${stream}-old` },
+          seq: { N: '1' },
+          count: { N: '1' },
+          topic: { S: 'orders' },
+          session: { S: 's' },
+          outcomes: { S: JSON.stringify([['U', 'old']]) },
+        },
+      }),
+    );
+    const old = await ledger.find(`${stream}-old`, 1);
+    expect(old?.version).toBe('');
+    const over = await ledger.write(
+      { ...block(outcomes('NOT_SENT', 'settled')), stream: `${stream}-old` },
+      undefined,
+      '',
+    );
+    expect(over).toEqual(expect.any(String));
+    expect(
+      await ledger.write(
+        { ...block(outcomes('NOT_SENT', 'again')), stream: `${stream}-old` },
+        undefined,
+        '',
+      ),
+    ).toBeUndefined();
   });
 
   it('lists the blocks written or rewritten since a time, each read whole', async () => {

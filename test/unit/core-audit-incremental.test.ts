@@ -145,7 +145,10 @@ class World {
       },
       find: async (stream, seq) =>
         this.#sorted(stream).find((b) => seq >= b.firstSeq && seq < b.firstSeq + b.outcomes.length),
-      write: async (block) => this.#put(block),
+      write: async (block) => {
+        this.#put(block);
+        return String(this.now); // no publisher writes during a run here: every settling lands
+      },
     };
     if (this.incremental)
       ledger.forEachChangedBlock = async (stream, since, onBlock) => {

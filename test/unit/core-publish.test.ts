@@ -76,34 +76,67 @@ class FakeLedger implements Ledger {
   readonly writes: LedgerBlock[] = [];
   /** Throws for the write with this 1-based number. */
   failWrite: number | undefined;
+  /**
+   * The call of `write` (not `open`) with this 1-based number is slow: its caller's deadline
+   * passes (it sees a timeout), while the store applies it later, when `landLate` is called.
+   */
+  lateWrite: number | undefined;
+  #late: (() => Promise<string | undefined>) | undefined;
+  #writeCalls = 0;
+  #versions = 0;
   constructor(
     private readonly events: string[],
     private readonly dynamo: DynamoCalls = [],
   ) {}
 
-  async write(block: LedgerBlock): Promise<void> {
+  /** Like DynamoDB's conditional put on the block's version (see Ledger.write). */
+  async write(
+    block: LedgerBlock,
+    _deadline?: Deadline,
+    over?: string,
+  ): Promise<string | undefined> {
     this.dynamo.push('ledger.write');
-    await this.store(block);
+    const apply = async () => {
+      const there = this.blocks.get(`${block.stream}/${block.firstSeq}`);
+      if (over === 'absent' ? there !== undefined : over !== undefined && there?.version !== over) {
+        return undefined;
+      }
+      return this.store(block);
+    };
+    if (++this.#writeCalls === this.lateWrite) {
+      this.#late = apply;
+      throw new Error('DynamoDB: the request deadline passed');
+    }
+    return apply();
   }
 
-  private async store(block: LedgerBlock): Promise<void> {
+  /** Applies the late write now, as the store finally does: its version, or undefined if refused. */
+  async landLate(): Promise<string | undefined> {
+    const late = this.#late;
+    this.#late = undefined;
+    return late?.();
+  }
+
+  private async store(block: LedgerBlock): Promise<string> {
     const number = this.writes.length + 1;
     this.events.push(`ledger.write#${number}`);
     this.writes.push({ ...block, outcomes: [...block.outcomes] });
     if (this.failWrite === number) throw new Error('DynamoDB is down');
+    const version = `v${++this.#versions}`;
     this.blocks.set(`${block.stream}/${block.firstSeq}`, {
       ...block,
       outcomes: [...block.outcomes],
+      version,
     });
+    return version;
   }
 
   /** Like DynamoDB's conditional put: refused when a VOID block starts at the same seq. */
-  async open(block: LedgerBlock): Promise<'opened' | 'voided'> {
+  async open(block: LedgerBlock): Promise<{ version: string } | 'voided'> {
     const there = this.blocks.get(`${block.stream}/${block.firstSeq}`);
     this.dynamo.push('ledger.open');
     if (there?.outcomes.every((o) => o.status === 'VOID')) return 'voided';
-    await this.store(block);
-    return 'opened';
+    return { version: await this.store(block) };
   }
 
   async void(block: LedgerBlock): Promise<boolean> {
@@ -1085,6 +1118,56 @@ describe('publish: DynamoDB calls per request, write-ahead path (one item per Id
     }
     const recorded = [...ledger.blocks.values()].at(-1);
     expect(recorded?.outcomes.map((o) => o.status)).toEqual(['UNKNOWN', 'UNKNOWN']);
+  });
+
+  it("an attempt's outcome write that lands after its retry opened the block changes nothing", async () => {
+    // Attempts 1 and 2 could not connect; attempt 2's outcome write (NOT_SENT) was still on its
+    // way when attempt 3 opened the block and sent (its records landed, its answer did not). When
+    // attempt 2's write lands late it must not put "not sent" over attempt 3's "may have landed":
+    // attempt 4, which cannot connect either, would then say NOT_SENT for records in the log.
+    const { publisher, sender, ledger } = setup();
+    const req = request([rec({ value: 'a' }), rec({ value: 'b' })], { idempotencyKey: 'late' });
+    const notSent = (records: readonly OutgoingRecord[]): RecordOutcome[] =>
+      records.map(() => ({ status: 'NOT_SENT', message: 'not connected to Kafka' }));
+    sender.responses.push(notSent, notSent);
+    sender.responses.push((records) =>
+      records.map(() => ({ status: 'UNKNOWN', message: 'timed out' })),
+    );
+    sender.responses.push(notSent);
+    await publisher.publish(req);
+    ledger.lateWrite = 2; // attempt 2's outcome write
+    const second = await publisher.publish(req);
+    expect(second.warnings.join()).toContain('outcomes not recorded');
+    await publisher.publish(req); // attempt 3: opens the block, sends, UNKNOWN
+    expect(await ledger.landLate()).toBeUndefined(); // refused: the block is attempt 3's now
+    expect((await ledger.outcome('orders-stream', 1))?.status).toBe('UNKNOWN');
+    const fourth = await publisher.publish(req);
+    for (const i of [0, 1]) {
+      expect(publishedAt(fourth, i).outcome).toMatchObject({
+        status: 'UNKNOWN',
+        message: expect.stringContaining('an earlier attempt may have written it'),
+      });
+    }
+    const recorded = [...ledger.blocks.values()].at(-1);
+    expect(recorded?.outcomes.map((o) => o.status)).toEqual(['UNKNOWN', 'UNKNOWN']);
+  });
+
+  it('an outcome write on the fast path lands only where no block is yet', async () => {
+    // The fast path sends before any ledger write: its outcome write expects no block. One that
+    // arrives after a retry opened the block (or the audit filled it) changes nothing.
+    const { publisher, sender, ledger } = setup([], 60_000, true);
+    const req = request([rec({ value: 'a' })], { idempotencyKey: 'fast' });
+    sender.responses.push((records) =>
+      records.map(() => ({ status: 'UNKNOWN', message: 'timed out' })),
+    );
+    ledger.lateWrite = 1;
+    await publisher.publish(req);
+    expect(ledger.blocks.size).toBe(0);
+    sender.responses.push((records) => records.map(() => ({ status: 'NOT_SENT', message: 'no' })));
+    await publisher.publish(req); // the retry: opens UNKNOWN, cannot connect, keeps UNKNOWN
+    const before = await ledger.outcome('orders-stream', 1);
+    expect(await ledger.landLate()).toBeUndefined();
+    expect(await ledger.outcome('orders-stream', 1)).toEqual(before);
   });
 
   it('refuses a key another request holds (409, retriable) and sends nothing', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -9,7 +10,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { Deadline } from '../../core/deadline.js';
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/outcomes.js';
-import type { Ledger, LedgerBlock } from '../../core/publish-ports.js';
+import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish-ports.js';
 import { dynamoDbUnavailable, within } from './client.js';
 import { forEachPage } from './read-all.js';
 
@@ -44,6 +45,31 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
     idempotencyKey: typeof item.idempotencyKey === 'string' ? item.idempotencyKey : undefined,
     outcomes: encoded.map(decodeOutcome),
     ...(typeof item.updatedAt === 'string' && { writtenAt: Date.parse(item.updatedAt) }),
+    version: typeof item.version === 'string' ? item.version : '',
+  };
+}
+
+interface Condition {
+  readonly expression: string;
+  /** DynamoDB refuses names and values an expression does not use. */
+  readonly names: Record<string, string>;
+  readonly values?: Record<string, string>;
+}
+
+/** The condition under which a write lands `over` a version (see Ledger.write). */
+function expecting(over: LedgerVersion): Condition {
+  const seq = { '#seq': 'seq' };
+  if (over === 'absent') return { expression: 'attribute_not_exists(#seq)', names: seq };
+  if (over === '') {
+    return {
+      expression: 'attribute_exists(#seq) AND attribute_not_exists(#version)',
+      names: { ...seq, '#version': 'version' },
+    };
+  }
+  return {
+    expression: '#version = :version',
+    names: { '#version': 'version' },
+    values: { ':version': over },
   };
 }
 
@@ -53,11 +79,17 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
  */
 export function createLedger(client: DynamoDBDocumentClient, tableName: string): Ledger {
   /**
-   * Puts the block's item, under `condition` when given: false when the condition refused it.
-   * A VOID block carries `voided`, the attribute a publisher's first write is conditioned on.
+   * Puts the block's item under a new version, under `condition` when given: the version, or
+   * undefined when the condition refused it. A VOID block carries `voided`, the attribute a
+   * publisher's first write is conditioned on.
    */
-  async function put(block: LedgerBlock, deadline: Deadline | undefined, condition?: string) {
+  async function put(
+    block: LedgerBlock,
+    deadline: Deadline | undefined,
+    condition?: Condition,
+  ): Promise<string | undefined> {
     const voided = block.outcomes.every((o) => o.status === 'VOID');
+    const version = randomUUID();
     try {
       await client.send(
         new PutCommand({
@@ -73,37 +105,39 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
             ...outcomesAttribute(block),
             ...(voided && { voided: true }),
             updatedAt: new Date().toISOString(),
+            version,
           },
           ...(condition && {
-            ConditionExpression: condition,
-            ExpressionAttributeNames: { '#seq': 'seq' },
+            ConditionExpression: condition.expression,
+            ExpressionAttributeNames: condition.names,
+            ...(condition.values && { ExpressionAttributeValues: condition.values }),
           }),
         }),
         within(deadline),
       );
-      return true;
+      return version;
     } catch (error) {
-      if (condition && error instanceof ConditionalCheckFailedException) return false;
+      if (condition && error instanceof ConditionalCheckFailedException) return undefined;
       throw dynamoDbUnavailable(`recording seqs ${block.firstSeq}.. of ${block.stream}`, error);
     }
   }
 
   return {
-    async write(block, deadline) {
-      await put(block, deadline);
-    },
+    write: (block, deadline, over) =>
+      put(block, deadline, over === undefined ? undefined : expecting(over)),
 
     async open(block, deadline) {
-      const opened = await put(
-        block,
-        deadline,
-        'attribute_not_exists(#seq) OR attribute_not_exists(voided)',
-      );
-      return opened ? 'opened' : 'voided';
+      const version = await put(block, deadline, {
+        expression: 'attribute_not_exists(#seq) OR attribute_not_exists(voided)',
+        names: { '#seq': 'seq' },
+      });
+      return version === undefined ? 'voided' : { version };
     },
 
-    void: (block, deadline) => put(block, deadline, 'attribute_not_exists(#seq)'),
-    fill: (block, deadline) => put(block, deadline, 'attribute_not_exists(#seq)'),
+    void: async (block, deadline) =>
+      (await put(block, deadline, expecting('absent'))) !== undefined,
+    fill: async (block, deadline) =>
+      (await put(block, deadline, expecting('absent'))) !== undefined,
 
     async find(stream, seq, deadline) {
       let items: Record<string, unknown>[] | undefined;
