@@ -10,5 +10,9 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "missing Debian packages: ${missing[*]} — run: sudo apt-get install -y ${missing[*]}" >&2
   exit 1
 fi
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+  --no-install-recommends "${missing[@]}" >/dev/null; }; then
+  echo "could not install the Debian packages ${missing[*]} (no network or no package mirror?):" \
+    "install them by other means, then run the command again" >&2
+  exit 1
+fi
