@@ -58,7 +58,8 @@ export const handler = httpHandler('read', async (event) => {
     });
   }
   const { stream, seq: seqText } = query;
-  const seq = Number(seqText);
+  // Digits only: Number() would also take '1e2', '0x10' and ' 7'.
+  const seq = seqText !== undefined && /^[0-9]{1,16}$/.test(seqText) ? Number(seqText) : Number.NaN;
   if (stream === undefined || stream === '') {
     throw new InvalidInputError('stream: required with seq (or give idempotency_key)', {
       field: 'stream',

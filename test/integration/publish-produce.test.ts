@@ -250,7 +250,12 @@ describe('POST /v3/clusters/{cluster_id}/topics/{topic_name}/records', () => {
     const byKey = await lookup({ idempotency_key: `${topic}-k` });
     expect(JSON.parse(byKey.body).records[0]).toMatchObject({ seq: 1, outcome: 'ACKED' });
     expect((await lookup({ stream: topic, seq: '2' })).statusCode).toBe(404);
-    expect((await lookup({ stream: topic, seq: 'x' })).statusCode).toBe(400);
+    // A seq is digits: not 'x', nor what Number() would also read as 1 or 100.
+    for (const seq of ['x', '1e2', '0x1', ' 1', '1.0', '+1', '0', '']) {
+      const refused = await lookup({ stream: topic, seq });
+      expect(refused.statusCode, `seq=${JSON.stringify(seq)}`).toBe(400);
+      expect(JSON.parse(refused.body).message).toMatch(/^seq: /);
+    }
   });
 
   it('lists the cluster and answers 404 for another', async () => {
