@@ -43,6 +43,8 @@ export interface SeqLeases extends SequenceAllocator {
   peek(stream: string, count: number, deadline: Deadline): boolean;
   /** Seqs handed out and never used by anyone: the next request of the stream may take them. */
   giveBack(stream: string, allocation: Allocation, count: number): void;
+  /** Streams this container keeps state for (a lease, a rate): bounded by the recent ones. */
+  tracked(): number;
 }
 
 export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptions): SeqLeases {
@@ -50,6 +52,23 @@ export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptio
   const leases = new Map<string, Lease>();
   const rates = new Map<string, Rate>();
   const pending = new Map<string, Promise<unknown>>();
+  let sweptAt = now();
+
+  /**
+   * Forgets what no request can use any more, once a window: a rate two windows old reads as
+   * none, a lease past its horizon is usable by no request that starts now. A long-lived
+   * container that publishes to many streams keeps state only for those of the last windows.
+   */
+  function sweep(at: number): void {
+    if (at - sweptAt < options.windowMs) return;
+    sweptAt = at;
+    for (const [stream, rate] of rates) {
+      if (at - rate.windowStart >= 2 * options.windowMs) rates.delete(stream);
+    }
+    for (const [stream, lease] of leases) {
+      if (lease.allocatedAt + options.horizonMs < at) leases.delete(stream);
+    }
+  }
 
   const usable = (lease: Lease | undefined, count: number, deadline: Deadline) =>
     lease !== undefined &&
@@ -58,6 +77,7 @@ export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptio
 
   function counted(stream: string, count: number): number {
     const at = now();
+    sweep(at);
     const rate = rates.get(stream) ?? { windowStart: at, current: 0, previous: 0 };
     const windows = Math.floor((at - rate.windowStart) / options.windowMs);
     if (windows >= 1) {
@@ -115,6 +135,8 @@ export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptio
       }
       return allocation;
     },
+
+    tracked: () => new Set([...leases.keys(), ...rates.keys()]).size,
 
     giveBack(stream, allocation, count) {
       if (options.horizonMs <= 0) return;

@@ -95,4 +95,21 @@ describe('createSeqLeases', () => {
     expect(next.firstSeq).toBe(unused.firstSeq);
     expect(calls).toEqual([3]);
   });
+
+  it('keeps state only for the streams of the last windows, however many a container has seen', async () => {
+    // A container living for hours and publishing to a new stream every few ms: 20,000 streams.
+    const { allocator } = counter();
+    const leases = createSeqLeases(allocator, options);
+    let most = 0;
+    for (let i = 0; i < 20_000; i++) {
+      clock.now += 5;
+      for (let r = 0; r < 3; r++) await leases.allocate(`s${i}`, 1, 'orders', within());
+      if (i % 500 === 0) most = Math.max(most, leases.tracked());
+    }
+    // Two rate windows (1 s) hold ~400 streams; a lease lives its horizon (60 s): ~12,000 at 5 ms.
+    expect(most).toBeLessThanOrEqual(60_000 / 5 + 2 * (1000 / 5) + 1);
+    clock.now += options.horizonMs + 2 * options.windowMs;
+    await leases.allocate('last', 1, 'orders', within());
+    expect(leases.tracked()).toBe(1);
+  });
 });
