@@ -1,11 +1,58 @@
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // What the functions log goes to test/.logs/<file>.log, shown under a failing test.
 const setupFiles = ['test/helpers/quiet-logs.ts'];
 
+/**
+ * Files that run long, longest or best paired first: in a group, the first two files start
+ * together and each next one takes the first free worker, so a long file started last would
+ * leave the other core idle at the end. Everything else follows in Vitest's own order (cached
+ * durations, else larger files first). The longest files are named after each run (the summary
+ * reporter's last lines): keep this list in step with them.
+ */
+const FIRST = [
+  // Start together: the chaos run's three brokers and publishers (CPU-heavy, ~60 s plus its
+  // setup) beside the local-schedule test, which mostly waits two minutes for a real schedule.
+  'test/integration/chaos-cluster.test.ts',
+  'test/integration/reconcile-local-schedule.test.ts',
+  // Months on an injected clock: two to three minutes of one core.
+  'test/simulation/core-audit-horizon.test.ts',
+  'test/integration/faults-broker-restart.test.ts',
+  'test/integration/fuzz-http.test.ts',
+  'test/integration/serverless-package.test.ts',
+  'test/integration/kafka-scram.test.ts',
+  'test/simulation/reconcile-long-horizon.test.ts',
+  'test/integration/workflows.test.ts',
+  'test/integration/reconcile.test.ts',
+  'test/integration/notifications.test.ts',
+  'test/integration/fuzz-tasks.test.ts',
+  'test/simulation/workflows-at-size.test.ts',
+  // The unit group's longest.
+  'test/unit/core-reconcile-history.test.ts',
+  'test/unit/reconcile-held-bounds.test.ts',
+  'test/unit/local-step-functions-limits.test.ts',
+  'test/unit/bundles.test.ts',
+];
+
+class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const base = await super.sort(files);
+    const rank = (spec: TestSpecification) => {
+      const i = FIRST.indexOf(relative(this.ctx.config.root, spec.moduleId));
+      return i < 0 ? FIRST.length : i;
+    };
+    const order = (spec: TestSpecification) => spec.project.config.sequence.groupOrder;
+    // Array.prototype.sort is stable: the rest keep the base order.
+    return base.sort((a, b) => order(a) - order(b) || rank(a) - rank(b));
+  }
+}
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/helpers/summary-reporter.ts'],
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         test: {
@@ -13,17 +60,21 @@ export default defineConfig({
           setupFiles,
           include: ['test/unit/**/*.test.ts'],
           sequence: { groupOrder: 0 },
+          // Vitest's default on 2 cores is one worker (cores - 1).
+          maxWorkers: 2,
         },
       },
       {
         test: {
           // Months of schedules on an injected clock and clusters at a large user's size: no
-          // services, minutes of CPU (npm test runs them; npm run test:unit does not).
+          // services, minutes of CPU (npm test runs them; npm run test:unit does not). Run in
+          // the integration group, beside its tests that mostly wait (see FIRST above).
           name: 'simulation',
           setupFiles,
           include: ['test/simulation/**/*.test.ts'],
-          sequence: { groupOrder: 0 },
+          sequence: { groupOrder: 1 },
           testTimeout: 300_000,
+          maxWorkers: 2,
         },
       },
       {
@@ -37,7 +88,8 @@ export default defineConfig({
           globalSetup: ['test/helpers/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Two cores: files that start brokers of their own must not pile up.
+          // Two cores: files that start brokers of their own must not pile up (at most two
+          // files run at once, simulation files included).
           maxWorkers: 2,
         },
       },

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { beforeEach, expect } from 'vitest';
 
@@ -6,12 +6,20 @@ import { beforeEach, expect } from 'vitest';
 // writes (its JSON log lines and the metrics' EMF blobs) goes to a file per test file under
 // test/.logs/ instead of the terminal, and is printed under a failing test, where it helps.
 // Anything else written to stdout or stderr passes through untouched.
+//
+// Each log holds one run: a test file runs in one worker process per run, and that process
+// truncates the file when it first writes to it (a worker running several files opens each one
+// once), so the logs do not grow across runs.
 
 const DIR = join(import.meta.dirname, '..', '.logs');
 
 interface Diverted {
   /** The log file of the test file running now. */
   file?: string;
+  /** Its descriptor, open for appending while that file runs. */
+  fd?: number;
+  /** The log files this process has opened (truncated on the first open). */
+  readonly opened: Set<string>;
   /** What the test running now had logged. */
   lines: string[];
   readonly writeStderr: (text: string) => void;
@@ -27,7 +35,11 @@ function diverted(): Diverted {
   const existing = holder[KEY];
   if (existing) return existing;
   const stderrWrite = process.stderr.write.bind(process.stderr);
-  const state: Diverted = { lines: [], writeStderr: (text) => stderrWrite(text) };
+  const state: Diverted = {
+    lines: [],
+    opened: new Set(),
+    writeStderr: (text) => stderrWrite(text),
+  };
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
     stream.write = ((chunk: unknown, ...rest: unknown[]) => {
@@ -36,7 +48,7 @@ function diverted(): Diverted {
       if (!isFunctionOutput(text)) return write(chunk, ...rest);
       const line = text.endsWith('\n') ? text : `${text}\n`;
       state.lines.push(line);
-      if (state.file) appendFileSync(state.file, line);
+      if (state.fd !== undefined) writeSync(state.fd, line);
       (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.();
       return true;
     }) as typeof stream.write;
@@ -52,7 +64,11 @@ beforeEach((context) => {
   const file = testPath ? join(DIR, `${basename(testPath)}.log`) : undefined;
   if (file && file !== state.file) {
     mkdirSync(DIR, { recursive: true });
-    appendFileSync(file, `--- ${new Date().toISOString()}\n`);
+    if (state.fd !== undefined) closeSync(state.fd);
+    // 'w' the first time this process writes the file in this run, 'a' when it comes back to it.
+    state.fd = openSync(file, state.opened.has(file) ? 'a' : 'w');
+    state.opened.add(file);
+    writeSync(state.fd, `--- ${new Date().toISOString()}\n`);
     state.file = file;
   }
   const lines: string[] = [];

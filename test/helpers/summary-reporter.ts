@@ -1,8 +1,13 @@
+import { relative } from 'node:path';
 import type { Reporter, SerializedError, TestModule } from 'vitest/node';
+
+/** How many of the longest files the run's end names. */
+const SLOWEST = 6;
 
 /**
  * Ends the run with one plain line, `tests: N passed, N failed[, N skipped]`, that tools
- * reading a CI log can count without parsing Vitest's colourful summary.
+ * reading a CI log can count without parsing Vitest's colourful summary; before it, the files
+ * that took longest (where `npm test`'s time goes).
  */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(
@@ -21,6 +26,12 @@ export default class SummaryReporter implements Reporter {
       const failedTests = [...testModule.children.allTests('failed')].length;
       if (testModule.state() === 'failed' && failedTests === 0) counts.failed++;
     }
+    const slowest = [...testModules]
+      .map((m) => ({ file: m.moduleId, ms: m.diagnostic().duration }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, SLOWEST)
+      .map(({ file, ms }) => `${relative(process.cwd(), file)} ${(ms / 1000).toFixed(1)} s`);
+    if (slowest.length > 1) process.stdout.write(`\nslowest files: ${slowest.join(', ')}\n`);
     const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
     process.stdout.write(`\ntests: ${counts.passed} passed, ${counts.failed} failed${skipped}\n`);
   }

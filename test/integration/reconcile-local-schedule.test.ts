@@ -31,9 +31,12 @@ describe('local schedules', () => {
       proxy.calls.filter((c) => c.operation === 'Scan' && c.table === table).length;
     const before = scans();
     const started = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, 125_000));
-    const fired = lines.filter((l) => l.includes('schedule kafka-tally-local-reconcile'));
-    // rate(1 minute) from the stack's start: two ticks in 125 s, each one run.
+    const ticks = () => lines.filter((l) => l.includes('schedule kafka-tally-local-reconcile'));
+    // rate(1 minute) from the stack's start: two ticks within 125 s, each one run. Waits for the
+    // second tick's answer (its run has scanned by then), not for the whole 125 s.
+    while (ticks().length < 2 && Date.now() - started < 125_000)
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    const fired = ticks();
     expect(fired.length, lines.join('\n')).toBeGreaterThanOrEqual(2);
     expect(scans() - before, `${fired.join('\n')} in ${Date.now() - started} ms`).toBe(
       fired.length,
