@@ -60,21 +60,17 @@ export default defineConfig({
           setupFiles,
           include: ['test/unit/**/*.test.ts'],
           sequence: { groupOrder: 0 },
-          // Vitest's default on 2 cores is one worker (cores - 1).
-          maxWorkers: 2,
         },
       },
       {
         test: {
           // Months of schedules on an injected clock and clusters at a large user's size: no
-          // services, minutes of CPU (npm test runs them; npm run test:unit does not). Run in
-          // the integration group, beside its tests that mostly wait (see FIRST above).
+          // services, minutes of CPU (npm test runs them; npm run test:unit does not).
           name: 'simulation',
           setupFiles,
           include: ['test/simulation/**/*.test.ts'],
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
           testTimeout: 300_000,
-          maxWorkers: 2,
         },
       },
       {
@@ -88,8 +84,7 @@ export default defineConfig({
           globalSetup: ['test/helpers/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Two cores: files that start brokers of their own must not pile up (at most two
-          // files run at once, simulation files included).
+          // Two cores: files that start brokers of their own must not pile up.
           maxWorkers: 2,
         },
       },
