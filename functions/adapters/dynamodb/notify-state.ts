@@ -1,15 +1,10 @@
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { NotedStore } from '../../core/audit-notifier.js';
 import type { StreamCounts } from '../../core/audit-notify-rules.js';
 import type { IncidentStore, StoredIncident } from '../../core/group-notifier.js';
 import type { GroupStatus, Incident } from '../../core/notify-rules.js';
 import { dynamoDbUnavailable } from './client.js';
-import { conditional } from './conditional.js';
+import { versionedDelete, versionedPut } from './conditional.js';
 import { readAll } from './read-all.js';
 
 /**
@@ -19,15 +14,6 @@ import { readAll } from './read-all.js';
  * incident have an item; it is deleted when the incident closes or the group is forgotten.
  */
 const INCIDENTS = '~notify-incidents';
-
-/** Each write happens only over the version read (0: the item must not exist). */
-const overVersion = (version: number, key: string) =>
-  version === 0
-    ? { ConditionExpression: `attribute_not_exists(${key})` }
-    : {
-        ConditionExpression: 'version = :version',
-        ExpressionAttributeValues: { ':version': version },
-      };
 
 export function createIncidentStore(
   client: DynamoDBDocumentClient,
@@ -64,31 +50,15 @@ export function createIncidentStore(
         ]),
       );
     },
-    save(group: string, incident: Incident, version: number) {
-      return conditional(
-        () =>
-          client.send(
-            new PutCommand({
-              TableName: tableName,
-              Item: { group: INCIDENTS, sk: `group#${group}`, ...incident, version: version + 1 },
-              ...overVersion(version, 'sk'),
-            }),
-          ),
-        `storing the incident of group ${group}`,
-      );
+    async save(group: string, incident: Incident, version: number) {
+      const item = { group: INCIDENTS, sk: `group#${group}`, ...incident };
+      const at = { tableName, keyName: 'sk', version, item };
+      return (await versionedPut(client, at, `storing the incident of group ${group}`)) !== false;
     },
     remove(group: string, version: number) {
-      return conditional(
-        () =>
-          client.send(
-            new DeleteCommand({
-              TableName: tableName,
-              Key: { group: INCIDENTS, sk: `group#${group}` },
-              ...overVersion(version, 'sk'),
-            }),
-          ),
-        `removing the incident of group ${group}`,
-      );
+      const key = { group: INCIDENTS, sk: `group#${group}` };
+      const at = { tableName, keyName: 'sk', version, key };
+      return versionedDelete(client, at, `removing the incident of group ${group}`);
     },
   };
 }
@@ -117,23 +87,10 @@ export function createNotedStore(client: DynamoDBDocumentClient, tableName: stri
           : [];
       return { streams: new Map(streams), version: Number(item?.version ?? 0) };
     },
-    save(topic, streams, version) {
-      return conditional(
-        () =>
-          client.send(
-            new PutCommand({
-              TableName: tableName,
-              Item: {
-                auditId: notedId(topic),
-                topic,
-                streams: JSON.stringify([...streams]),
-                version: version + 1,
-              },
-              ...overVersion(version, 'auditId'),
-            }),
-          ),
-        `storing the notified counts of ${topic}`,
-      );
+    async save(topic, streams, version) {
+      const item = { auditId: notedId(topic), topic, streams: JSON.stringify([...streams]) };
+      const at = { tableName, keyName: 'auditId', version, item };
+      return (await versionedPut(client, at, `storing the notified counts of ${topic}`)) !== false;
     },
   };
 }
