@@ -48,6 +48,26 @@ describe('the OpenAPI document', () => {
     expect(deployed.length).toBeGreaterThanOrEqual(26);
   });
 
+  it('lists on every operation the errors platform/http.ts can answer for it', () => {
+    const noDependency = ['GET /openapi.json', 'GET /burrow/admin'];
+    for (const [path, item] of Object.entries(openApiDocument.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const routeKey = `${method.toUpperCase()} ${path}`;
+        const statuses = Object.keys(operation.responses);
+        expect(statuses, routeKey).toEqual(expect.arrayContaining(['401', '403', '500']));
+        if (noDependency.includes(routeKey)) {
+          expect(statuses, routeKey).not.toContain('503');
+          continue;
+        }
+        expect(statuses, routeKey).toEqual(expect.arrayContaining(['503', '504']));
+        // DynamoDB and Kafka errors say when to retry (retryAfterSeconds): the header is declared.
+        expect(Object.keys(operation.responses['503']?.headers ?? {}), routeKey).toEqual([
+          'Retry-After',
+        ]);
+      }
+    }
+  });
+
   it('is what GET /openapi.json answers, to a reader', async () => {
     // The function reads how callers are authenticated when its module loads.
     for (const [name, value] of Object.entries(testAuthEnv())) vi.stubEnv(name, value);

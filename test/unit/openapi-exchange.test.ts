@@ -52,6 +52,24 @@ describe('checking an exchange against the OpenAPI document', () => {
     expect(checker.check(event, jsonAnswer(404, error), [PRODUCE]).problems).not.toEqual([]);
   });
 
+  it("refuses a header the answer's status does not declare, or a declared one with a bad value", () => {
+    const event = produceEvent(record);
+    const error = '{"error_code":503,"message":"DynamoDB did not answer","retriable":true}';
+    const busy = (headers: Record<string, string>) => ({
+      statusCode: 503,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: error,
+    });
+    expect(checker.check(event, busy({ 'retry-after': '1' }), [PRODUCE]).problems).toEqual([]);
+    expect(
+      checker.check(event, busy({ 'retry-after': 'soon' }), [PRODUCE]).problems.join(),
+    ).toMatch(/header Retry-After must match pattern/);
+    const withdrawn = { ...busy({ 'retry-after': '1' }), statusCode: 400 };
+    expect(checker.check(event, withdrawn, [PRODUCE]).problems.join()).toMatch(
+      /header retry-after is not declared for status 400/,
+    );
+  });
+
   it('checks the request only when it was accepted: a 2xx to an invalid request is a departure', () => {
     const answer = jsonAnswer(202, '{"accepted":"seqs","group":"g","stream":"s","records":1}');
     const invalid = httpEvent({
