@@ -129,6 +129,8 @@ const errors = (
 });
 const notFoundCluster = { '404': 'another cluster id than the one this API serves' };
 const badPath = { '400': 'a path parameter that is not valid (field names it)' };
+/** What a route under /v3/clusters/{cluster_id} that reads no body may refuse. */
+const clusterRouteErrors = errors({ ...badPath, ...notFoundCluster });
 const scopes = (...names: string[]) => [
   ...names.map((scope) => ({ tallyJwt: [`tally/${scope}`] })),
   { tallyJwt: ['tally/admin'] },
@@ -307,7 +309,7 @@ export const openApiDocument: OpenApiDocument = {
         parameters: [clusterId],
         responses: {
           '200': ok('the cluster', ref('Cluster')),
-          ...errors({ ...badPath, ...notFoundCluster }),
+          ...clusterRouteErrors,
         },
       },
     },
@@ -397,7 +399,7 @@ export const openApiDocument: OpenApiDocument = {
         parameters: [clusterId],
         responses: {
           '200': ok('the run', ref('ReconcileReport')),
-          ...errors({ ...badPath, ...notFoundCluster }),
+          ...clusterRouteErrors,
         },
       },
     },
@@ -601,7 +603,7 @@ export const openApiDocument: OpenApiDocument = {
         parameters: [clusterId],
         responses: {
           '200': ok('pending approvals', ref('Approvals')),
-          ...errors({ ...badPath, ...notFoundCluster }),
+          ...clusterRouteErrors,
         },
       },
     },
