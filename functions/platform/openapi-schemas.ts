@@ -250,13 +250,31 @@ const reconcile: Record<string, Schema> = {
         ...closed(groupSummary, Object.keys(groupSummary)),
         description: 'a group without its partitions (read them from the consumer-group route)',
       }),
-      mappings: {
-        type: 'object',
-        properties: { written: int, changed: int, removed: int, keptNewer: int, details: list({}) },
-        required: ['written', 'changed', 'removed', 'keptNewer', 'details'],
-      },
+      mappings: closed(
+        {
+          written: nonNegative,
+          changed: nonNegative,
+          removed: nonNegative,
+          keptNewer: nonNegative,
+          details: list(
+            closed(
+              {
+                action: { enum: ['written', 'changed', 'removed', 'kept-newer'] },
+                pk: str,
+                sk: str,
+              },
+              ['action', 'pk', 'sk'],
+            ),
+          ),
+        },
+        ['written', 'changed', 'removed', 'keptNewer', 'details'],
+      ),
       historyConflicts: nonNegative,
-      pruned: counts,
+      pruned: closed({ reports: nonNegative, groups: nonNegative, history: nonNegative }, [
+        'reports',
+        'groups',
+        'history',
+      ]),
     },
     ['runAt', 'complete', 'unreadable', 'adminCalls', 'groups', 'mappings', 'historyConflicts'],
   ),
@@ -397,11 +415,25 @@ const burrowSchemas: Record<string, Schema> = {
   BurrowNotFound: burrow({}, { const: true }),
   BurrowClusters: burrow({ clusters: list(str) }),
   BurrowCluster: burrow({
-    module: {
-      type: 'object',
-      properties: { 'class-name': { const: 'kafka' }, servers: list(str) },
-      required: ['class-name', 'servers', 'client-profile'],
-    },
+    module: closed(
+      {
+        'class-name': { const: 'kafka' },
+        servers: list(str),
+        'client-profile': closed(
+          {
+            name: str,
+            'client-id': str,
+            'kafka-version': str,
+            tls: { type: 'null' },
+            sasl: { type: 'null' },
+          },
+          ['name', 'client-id', 'kafka-version', 'tls', 'sasl'],
+        ),
+        'topic-refresh': int,
+        'offset-refresh': int,
+      },
+      ['class-name', 'servers', 'client-profile', 'topic-refresh', 'offset-refresh'],
+    ),
   }),
   BurrowNames: {
     oneOf: [burrow({ consumers: list(str) }), burrow({ topics: list(str) })],
@@ -450,12 +482,65 @@ const burrowSchemas: Record<string, Schema> = {
 };
 
 const name = { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,249}$' };
-const seqRange: Schema = { type: 'array', prefixItems: [int, int], minItems: 2, maxItems: 2 };
-const run = (more: Record<string, Schema>, required: string[]): Schema => ({
-  type: 'object',
-  properties: { from: int, to: int, ...more },
-  required: ['from', 'to', ...required],
-});
+const seqNumber: Schema = { type: 'integer', minimum: 1 };
+const seqRange: Schema = {
+  type: 'array',
+  prefixItems: [seqNumber, seqNumber],
+  minItems: 2,
+  maxItems: 2,
+};
+const run = (more: Record<string, Schema>, required: string[]): Schema =>
+  closed({ from: seqNumber, to: seqNumber, ...more }, ['from', 'to', ...required]);
+const perGroup = counts;
+/** Where a record is in the log. */
+const placement = { partition: nonNegative, offset: nonNegative };
+/** One time bucket of a stream (core/stream-audit.ts BucketRow). */
+const bucketRow = closed(
+  {
+    start: dateTime,
+    until: dateTime,
+    produced: nonNegative,
+    inLog: nonNegative,
+    notInLedger: nonNegative,
+    duplicatesInLog: nonNegative,
+    lost: nonNegative,
+    unknownAbsent: nonNegative,
+    processed: perGroup,
+    pending: perGroup,
+    redelivered: perGroup,
+  },
+  [
+    'start',
+    'produced',
+    'inLog',
+    'notInLedger',
+    'duplicatesInLog',
+    'lost',
+    'unknownAbsent',
+    'processed',
+    'pending',
+    'redelivered',
+  ],
+);
+/** A REWIND or LOST reconcile found on the partition, which may explain a redelivery. */
+const reconcileEvent = closed(
+  {
+    at: dateTime,
+    partition: nonNegative,
+    status: { enum: ['REWIND', 'LOST'] },
+    detail: {
+      oneOf: [
+        closed({ from: int, to: int, recordsToReconsume: int }, [
+          'from',
+          'to',
+          'recordsToReconsume',
+        ]),
+        closed({ lastGoodOffset: int, lastGoodAt: int }, ['lastGoodOffset', 'lastGoodAt']),
+      ],
+    },
+  },
+  ['at', 'partition', 'status'],
+);
 const auditFindings = {
   ...closed(
     {
@@ -463,23 +548,30 @@ const auditFindings = {
       produced: nonNegative,
       inLog: nonNegative,
       processed: counts,
-      producerDuplicates: list({
-        type: 'object',
-        properties: { seq: int, copies: list({ type: 'object' }), times: int },
-        required: ['seq', 'copies', 'times'],
-      }),
+      producerDuplicates: list(
+        closed(
+          {
+            seq: seqNumber,
+            copies: list(
+              closed({ ...placement, session: str }, ['partition', 'offset', 'session']),
+            ),
+            times: nonNegative,
+          },
+          ['seq', 'copies', 'times'],
+        ),
+      ),
       consumerDuplicates: list(
-        run({ group: str, times: int, reconcileEvents: list({ type: 'object' }) }, [
+        run({ group: str, times: nonNegative, reconcileEvents: list(reconcileEvent) }, [
           'group',
           'times',
           'reconcileEvents',
         ]),
       ),
-      lost: list(run({ acked: { type: 'object' } }, [])),
+      lost: list(run({ acked: closed(placement, ['partition', 'offset']) }, [])),
       pending: list(run({ group: str }, ['group'])),
-      unknownLanded: list({ type: 'object', required: ['seq', 'partition', 'offset'] }),
+      unknownLanded: list(closed({ seq: seqNumber, ...placement }, ['seq', 'partition', 'offset'])),
       unknownAbsent: list(seqRange),
-      buckets: list({ type: 'object', required: ['start'] }),
+      buckets: list(bucketRow),
       belowFloor: nonNegative,
       leftOff: counts,
       allocated: nonNegative,
@@ -504,6 +596,19 @@ const auditFindings = {
   ),
   description: "one stream's findings by layer, with its buckets",
 };
+
+/** What offset-repair asks a person to approve: the stored plan's id and digest, and a preview. */
+const offsetRepairSubject = closed(
+  {
+    group: str,
+    planId: { type: 'string', format: 'uuid' },
+    digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+    partitions: nonNegative,
+    topics: list(str),
+    preview: { ...list(restoreTarget), maxItems: 20 },
+  },
+  ['group', 'planId', 'digest', 'partitions', 'topics', 'preview'],
+);
 
 const audits: Record<string, Schema> = {
   ReceiptsRequest: {
@@ -582,18 +687,18 @@ const audits: Record<string, Schema> = {
       unread: nonNegative,
       checkpoint: list(closed({ partition: nonNegative, next: int }, ['partition', 'next'])),
       streams: list(auditFindings),
-      topicBuckets: list({
-        type: 'object',
-        properties: { start: dateTime, until: dateTime, inLog: nonNegative, counted: counts },
-        required: ['start', 'inLog', 'counted'],
-      }),
+      topicBuckets: list(
+        closed({ start: dateTime, until: dateTime, inLog: nonNegative, counted: perGroup }, [
+          'start',
+          'inLog',
+          'counted',
+        ]),
+      ),
       settled: closed({ landed: nonNegative, notWritten: nonNegative }, ['landed', 'notWritten']),
       timingsMs: counts,
-      retention: {
-        type: 'object',
-        properties: { horizonMs: int, foldedBefore: dateTime, overflow: str },
-        required: ['horizonMs'],
-      },
+      retention: closed({ horizonMs: nonNegative, foldedBefore: dateTime, overflow: str }, [
+        'horizonMs',
+      ]),
     },
     [
       'auditId',
@@ -612,8 +717,8 @@ const audits: Record<string, Schema> = {
   ),
   Approvals: closed(
     {
-      approvals: list(
-        closed(
+      approvals: list({
+        ...closed(
           {
             token: str,
             workflow: str,
@@ -621,12 +726,17 @@ const audits: Record<string, Schema> = {
             requestedAt: dateTime,
             subject: {
               type: 'object',
-              description: 'offset-repair: group, plan id, digest, counts',
+              description: 'what the workflow asks to approve, as its definition passes it',
             },
           },
           ['token', 'workflow', 'execution', 'requestedAt', 'subject'],
         ),
-      ),
+        // Another workflow, or offset-repair's subject (its WaitForApproval state).
+        anyOf: [
+          { properties: { workflow: { not: { const: 'offset-repair' } } } },
+          { properties: { subject: offsetRepairSubject } },
+        ],
+      }),
     },
     ['approvals'],
   ),

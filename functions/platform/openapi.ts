@@ -82,25 +82,55 @@ const ok = (description: string, schema: Schema): Response => ({
   description,
   content: json(schema),
 });
-const retryAfter = { 'Retry-After': { schema: { type: 'string' }, description: 'seconds' } };
 const problem = (description: string): Response => ({
   description,
   content: json(ref('Error')),
 });
-/** What any route may answer: no caller, wrong scope, a fault, a dependency down, out of time. */
-const common: Record<string, Response> = {
-  '401': problem('no token, or one that is not valid (field: Authorization)'),
-  '403': problem('the caller lacks the scope (or the topic) this route needs'),
-  '500': problem('a fault on our side, or a dependency refusing the call'),
-  '503': { ...problem('a dependency (DynamoDB, Kafka) could not be reached'), headers: retryAfter },
-  '504': problem('the function ran out of time (outcome UNKNOWN)'),
+/** Sent with an error that says when to retry (platform/http.ts, a TallyError's retryAfterSeconds). */
+const retryAfter = {
+  'Retry-After': {
+    description: 'seconds to wait before retrying',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
 };
-const errors = (described: Record<string, string>): Record<string, Response> => ({
-  ...Object.fromEntries(Object.entries(described).map(([status, text]) => [status, problem(text)])),
-  ...common,
+const withRetryAfter = (response: Response): Response => ({ ...response, headers: retryAfter });
+
+/**
+ * The errors platform/http.ts answers for any route, whatever the route does: every route needs
+ * a caller with a scope (401, 403) and may fail (500). A route that calls a dependency (DynamoDB,
+ * Kafka, Step Functions) may also find it unreachable or throttling (503) or run out of time
+ * (504: middy ends the invocation just before Lambda's timeout, the outcome is unknown).
+ */
+function standardErrors(dependencies: 'calls dependencies' | 'no dependency', outOfTime?: string) {
+  return {
+    '401': problem('no token, or one that is not valid (field: Authorization)'),
+    '403': problem('the caller lacks the scope this route needs'),
+    '500': problem('a fault on our side, a dependency refusing the call, or a configuration error'),
+    ...(dependencies === 'calls dependencies' && {
+      '503': withRetryAfter(
+        problem('a dependency (DynamoDB, Kafka, Step Functions) could not be reached or throttled'),
+      ),
+      '504': problem(
+        outOfTime ?? 'the function ran out of time: what it was doing may or may not be done',
+      ),
+    }),
+  } satisfies Record<string, Response>;
+}
+/** The route's own refusals (described, or whole responses), then the standard errors. */
+const errors = (
+  refusals: Record<string, string | Response>,
+  dependencies: Parameters<typeof standardErrors>[0] = 'calls dependencies',
+  outOfTime?: string,
+): Record<string, Response> => ({
+  ...standardErrors(dependencies, outOfTime),
+  ...Object.fromEntries(
+    Object.entries(refusals).map(([status, r]) => [status, typeof r === 'string' ? problem(r) : r]),
+  ),
 });
 const notFoundCluster = { '404': 'another cluster id than the one this API serves' };
 const badPath = { '400': 'a path parameter that is not valid (field names it)' };
+/** What a route under /v3/clusters/{cluster_id} that reads no body may refuse. */
+const clusterRouteErrors = errors({ ...badPath, ...notFoundCluster });
 const scopes = (...names: string[]) => [
   ...names.map((scope) => ({ tallyJwt: [`tally/${scope}`] })),
   { tallyJwt: ['tally/admin'] },
@@ -113,6 +143,40 @@ const produceLines: Content = {
     schema: { anyOf: [ref('ProduceReport'), ref('Error')] },
     [JSON_SEQUENCE]: true,
   },
+};
+const sentOutOfTime =
+  'the function ran out of time (outcome UNKNOWN): records may have been sent; look them up by Idempotency-Key or stream and seq';
+const publishRefusals = {
+  '400': 'malformed JSON, an unknown field, bad base64, a bad header or too many records (v2)',
+  '403': 'the caller lacks the publish scope, or may not publish to this topic',
+  '404': 'unknown cluster (v3) or topic (40403)',
+  '409': withRetryAfter(
+    problem('the same Idempotency-Key is in flight, or raced by another request'),
+  ),
+  '413': 'the body is over TALLY_MAX_REQUEST_BYTES',
+  '422':
+    'bad or duplicate entry ids, too many entries, or an Idempotency-Key reused with another body',
+  '429': withRetryAfter(
+    problem('this instance is at TALLY_MAX_CONCURRENT_REQUESTS: nothing was sent'),
+  ),
+};
+const publishErrors = errors(publishRefusals, 'calls dependencies', sentOutOfTime);
+/** A single record's report has its code as the status: the same statuses, with a report line. */
+const produceErrors: Record<string, Response> = Object.fromEntries(
+  Object.entries(publishErrors).map(([status, response]) => [
+    status,
+    status === '401' || status === '500'
+      ? response
+      : {
+          ...response,
+          description: `${response.description}; or a single record's report`,
+          content: produceLines,
+        },
+  ]),
+);
+produceErrors['502'] = {
+  description: "a single record's report: the broker refused it (FAILED)",
+  content: produceLines,
 };
 const produce: Operation = {
   operationId: 'produceRecords',
@@ -131,32 +195,11 @@ const produce: Operation = {
       description: "one report per record; a single record's report is ACKED",
       content: produceLines,
     },
-    ...Object.fromEntries(
-      ['400', '403', '404', '409', '413', '422', '429', '502', '503', '504'].map((status) => [
-        status,
-        {
-          description: "a single record's report, or an error",
-          content: produceLines,
-          ...(status === '503' || status === '429' ? { headers: retryAfter } : {}),
-        },
-      ]),
-    ),
-    '401': common['401'] as Response,
-    '500': common['500'] as Response,
+    ...produceErrors,
   },
 };
 
 const v2Body = { schema: ref('V2Request') };
-const publishErrors = errors({
-  '400': 'malformed JSON, an unknown field, bad base64, a bad header or too many records (v2)',
-  '404': 'unknown cluster (v3) or topic (40403)',
-  '409': 'the same Idempotency-Key is in flight, or raced by another request',
-  '413': 'the body is over TALLY_MAX_REQUEST_BYTES',
-  '422':
-    'bad or duplicate entry ids, too many entries, or an Idempotency-Key reused with another body',
-  '429': 'this instance is at TALLY_MAX_CONCURRENT_REQUESTS: nothing was sent',
-});
-(publishErrors['429'] as { headers?: unknown }).headers = retryAfter;
 
 const burrowGet = (
   operationId: string,
@@ -173,13 +216,16 @@ const burrowGet = (
     parameters,
     responses: {
       '200': ok("Burrow's answer", answer),
-      ...(notFound && {
-        '404': {
-          description: "Burrow's not-found answer (Tally's own errors otherwise)",
-          content: json({ anyOf: [notFound, ref('Error')] }),
-        },
-      }),
-      ...common,
+      ...errors(
+        notFound
+          ? {
+              '404': {
+                description: "Burrow's not-found answer (Tally's own errors otherwise)",
+                content: json({ anyOf: [notFound, ref('Error')] }),
+              },
+            }
+          : {},
+      ),
     },
   },
 });
@@ -218,10 +264,31 @@ export const openApiDocument: OpenApiDocument = {
     '/openapi.json': {
       get: {
         operationId: 'getOpenApiDocument',
-        summary: 'This document',
+        summary: 'This document (OpenAPI 3.1), or its OpenAPI 3.0 rendering',
         tags: ['meta'],
         security: read,
-        responses: { '200': ok('the OpenAPI 3.1 document', { type: 'object' }), ...common },
+        parameters: [
+          {
+            name: 'version',
+            in: 'query',
+            description:
+              '`3.0` for the OpenAPI 3.0 rendering (API Gateway import, older tools); default 3.1',
+            schema: { type: 'string', enum: ['3.0', '3.1'] },
+          },
+        ],
+        responses: {
+          '200': ok('the OpenAPI document', {
+            type: 'object',
+            properties: {
+              openapi: { type: 'string', enum: ['3.1.0', '3.0.3'] },
+              info: { type: 'object', required: ['title', 'version'] },
+              paths: { type: 'object' },
+              components: { type: 'object', required: ['schemas', 'securitySchemes'] },
+            },
+            required: ['openapi', 'info', 'paths', 'components'],
+          }),
+          ...errors({ '400': 'a version other than 3.0 or 3.1 (field: version)' }, 'no dependency'),
+        },
       },
     },
     '/v3/clusters': {
@@ -230,7 +297,7 @@ export const openApiDocument: OpenApiDocument = {
         summary: 'The cluster Tally publishes to',
         tags: ['publish'],
         security: read,
-        responses: { '200': ok('one cluster', ref('ClusterList')), ...common },
+        responses: { '200': ok('one cluster', ref('ClusterList')), ...errors({}) },
       },
     },
     '/v3/clusters/{cluster_id}': {
@@ -242,7 +309,7 @@ export const openApiDocument: OpenApiDocument = {
         parameters: [clusterId],
         responses: {
           '200': ok('the cluster', ref('Cluster')),
-          ...errors({ ...badPath, ...notFoundCluster }),
+          ...clusterRouteErrors,
         },
       },
     },
@@ -332,7 +399,7 @@ export const openApiDocument: OpenApiDocument = {
         parameters: [clusterId],
         responses: {
           '200': ok('the run', ref('ReconcileReport')),
-          ...errors({ ...badPath, ...notFoundCluster }),
+          ...clusterRouteErrors,
         },
       },
     },
@@ -402,7 +469,7 @@ export const openApiDocument: OpenApiDocument = {
             description: 'GOOD',
             content: { 'text/plain': { schema: { const: 'GOOD' } } },
           },
-          ...common,
+          ...errors({}, 'no dependency'),
         },
       },
     },
@@ -536,7 +603,7 @@ export const openApiDocument: OpenApiDocument = {
         parameters: [clusterId],
         responses: {
           '200': ok('pending approvals', ref('Approvals')),
-          ...errors({ ...badPath, ...notFoundCluster }),
+          ...clusterRouteErrors,
         },
       },
     },

@@ -14,11 +14,11 @@ import {
 // Checks one HTTP exchange (an API Gateway event and the handler's answer) against Tally's
 // OpenAPI document with Ajv's JSON Schema 2020-12 validator. The answer is always checked: its
 // status must be one the operation lists, its content type one of that status's media types, its
-// body valid (line by line for a JSON sequence). The request is checked when the answer is 2xx:
-// a request the handler accepted must be one the document allows — its path, query and header
-// parameters and its body (tests send malformed input on purpose, and its 4xx is checked as an
-// answer). Content-Type and bodies sent to operations without one are not checked: the
-// handlers do not read them.
+// body valid (line by line for a JSON sequence), its headers declared (Content-Type aside) and
+// valid. The request is checked when the answer is 2xx: a request the handler accepted must be
+// one the document allows — its path, query and header parameters and its body (tests send
+// malformed input on purpose, and its 4xx is checked as an answer). Content-Type and bodies sent
+// to operations without one are not checked: the handlers do not read them.
 
 export interface Answer {
   readonly statusCode?: number | undefined;
@@ -156,6 +156,21 @@ export function createExchangeChecker(document: OpenApiDocument = openApiDocumen
     return problems;
   }
 
+  /**
+   * The answer's headers other than Content-Type must be ones its response declares (a
+   * Retry-After the document does not mention is a departure), with values its schemas allow.
+   */
+  function checkHeaders(route: DocumentRoute, status: string, answer: Answer): string[] {
+    const declared = route.operation.responses[status]?.headers ?? {};
+    const base = `/paths/${escapePointer(route.path)}/${route.method}/responses/${status}/headers`;
+    return Object.entries(answer.headers ?? {}).flatMap(([name, value]) => {
+      if (name.toLowerCase() === 'content-type') return [];
+      const key = Object.keys(declared).find((d) => d.toLowerCase() === name.toLowerCase());
+      if (key === undefined) return [`header ${name} is not declared for status ${status}`];
+      return problemsOf(`${base}/${escapePointer(key)}/schema`, String(value), `header ${key}`);
+    });
+  }
+
   function checkAnswer(route: DocumentRoute, answer: Answer): string[] {
     const status = String(answer.statusCode);
     const response = route.operation.responses[status];
@@ -163,6 +178,8 @@ export function createExchangeChecker(document: OpenApiDocument = openApiDocumen
       const listed = Object.keys(route.operation.responses).join(', ');
       return [`status ${status} is not one the document lists (${listed}): ${answer.body}`];
     }
+    const headerProblems = checkHeaders(route, status, answer);
+    if (headerProblems.length > 0) return headerProblems;
     const body = answer.body ?? '';
     if (response.content === undefined) {
       return body === '' ? [] : [`status ${status} has no body in the document`];

@@ -4,6 +4,7 @@ import { createCanaryTopic } from '../../functions/adapters/kafka/canary-topic.j
 import type { AuditReport } from '../../functions/core/audit.js';
 import { type CanaryReport, runCanary } from '../../functions/core/canary.js';
 import { Deadline } from '../../functions/core/deadline.js';
+import { cleanCanaryRun } from '../helpers/canary-report.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
@@ -47,17 +48,7 @@ describe('canary', () => {
 
   it('creates its topic, publishes to every partition, reads every record back, and says so', async () => {
     const first = await run();
-    expect(first.report).toMatchObject({
-      topic,
-      partitions: 3,
-      attempted: 6,
-      acked: 6,
-      availability: 1,
-      notAcked: {},
-      readBackComplete: true,
-      lost: [],
-      duplicated: [],
-    });
+    expect(first.report).toMatchObject({ topic, ...cleanCanaryRun(3, 2) });
     expect(first.report.publishLatencyMs?.p50).toBeGreaterThan(0);
     const metric = (name: string) => first.emf.find((blob) => name in blob)?.[name];
     expect(metric('CanaryAvailability')).toBe(100);
@@ -73,7 +64,7 @@ describe('canary', () => {
 
     // The next run finds the topic and goes on numbering the same stream.
     const second = await run();
-    expect(second.report).toMatchObject({ attempted: 6, acked: 6, lost: [], duplicated: [] });
+    expect(second.report).toMatchObject(cleanCanaryRun(3, 2));
 
     // The audit of the canary topic judges the same twelve records: nothing lost or duplicated.
     const { handler: auditNow } = await import('../../functions/audit/http-handler.js');

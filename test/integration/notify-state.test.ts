@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -5,6 +6,7 @@ import {
   createIncidentStore,
   createNotedStore,
 } from '../../functions/adapters/dynamodb/notify-state.js';
+import { readAll } from '../../functions/adapters/dynamodb/read-all.js';
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -56,4 +58,43 @@ describe('notification state in DynamoDB', () => {
       version: 1,
     });
   });
+
+  it("keeps a large user's counts (20,000 streams with findings) in items under 400 KB", async () => {
+    const table = tables.AuditsTable as string;
+    const store = createNotedStore(documents, table);
+    // Names that gzip poorly (hex digests), and consumer duplicates in two groups: ~2.5 MB of JSON.
+    const streams = (round: number) =>
+      new Map(
+        Array.from({ length: 20_000 }, (_, i) => [
+          `stream-${createHash('sha256').update(String(i)).digest('hex').slice(0, 32)}`,
+          {
+            lost: i % 7,
+            producerDuplicates: (i + round) % 3,
+            consumerDuplicates: { billing: i % 11, 'shipping-eu-west-1': round },
+          },
+        ]),
+      );
+    expect(JSON.stringify([...streams(1)]).length).toBeGreaterThan(2 * 409_600);
+    // dynalite refuses an item over 400 KB as DynamoDB does (dynamodb-item-size.test.ts).
+    expect(await store.save('big', streams(1), 0)).toBe(true);
+    expect(await store.load('big')).toEqual({ streams: streams(1), version: 1 });
+    const partsOf = async () =>
+      (await readAll(documents, { scan: { TableName: table, ConsistentRead: true } }, 'scan'))
+        .map((item) => String(item.auditId))
+        .filter((id) => id.startsWith('notified#big#'));
+    const first = await partsOf();
+    expect(first.length).toBeGreaterThan(1);
+    // Written over the version read: the loser's parts go, the winner's replace the old ones.
+    expect(await store.save('big', streams(2), 0)).toBe(false);
+    expect(await store.save('big', streams(2), 1)).toBe(true);
+    expect(await store.load('big')).toEqual({ streams: streams(2), version: 2 });
+    const second = await partsOf();
+    expect(second.length).toBeGreaterThan(1);
+    expect(second.filter((id) => first.includes(id))).toEqual([]);
+    // Back to a few streams: inline again, no part left.
+    const few = new Map([...streams(3)].slice(0, 3));
+    expect(await store.save('big', few, 2)).toBe(true);
+    expect(await store.load('big')).toEqual({ streams: few, version: 3 });
+    expect(await partsOf()).toEqual([]);
+  }, 60_000);
 });

@@ -6,6 +6,7 @@ import {
   runCanary,
 } from '../../functions/core/canary.js';
 import { Deadline } from '../../functions/core/deadline.js';
+import { cleanCanaryRun } from '../helpers/canary-report.js';
 
 // The canary's accounting over a fake cluster: what was answered against what was read back.
 interface Log {
@@ -71,17 +72,7 @@ describe('canary', () => {
     const ports = fakePorts(log, () => 'written');
     const report = await runCanary(ports, config, deadline());
     expect(ports.published).toBe(6);
-    expect(report).toMatchObject({
-      partitions: 3,
-      attempted: 6,
-      acked: 6,
-      availability: 1,
-      notAcked: {},
-      readBackComplete: true,
-      readBackMs: 50,
-      lost: [],
-      duplicated: [],
-    });
+    expect(report).toMatchObject({ ...cleanCanaryRun(3, 2), readBackMs: 50 });
     // 3, 4, 5, 6, 2, 3 ms
     expect(report.publishLatencyMs).toEqual({ p50: 3, p99: 6, max: 6 });
   });

@@ -1,12 +1,14 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it, vi } from 'vitest';
 import { openApiDocument } from '../../functions/platform/openapi.js';
+import { openApi30, schema30 } from '../../functions/platform/openapi-30.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
 import { serverlessRoutes } from '../helpers/openapi-routes.js';
 import { createExchangeChecker } from '../helpers/openapi-validate.js';
 
-// The OpenAPI document is valid OpenAPI 3.1 (by a standard validator, schemas included), and
-// describes exactly the routes serverless.yml deploys, with the same scopes.
+// The OpenAPI document is valid OpenAPI 3.1 (by a standard validator, schemas included), its 3.0
+// rendering valid OpenAPI 3.0, and it describes exactly the routes serverless.yml deploys, with
+// the same scopes.
 
 const operations = () =>
   Object.entries(openApiDocument.paths).flatMap(([path, item]) =>
@@ -48,6 +50,26 @@ describe('the OpenAPI document', () => {
     expect(deployed.length).toBeGreaterThanOrEqual(26);
   });
 
+  it('lists on every operation the errors platform/http.ts can answer for it', () => {
+    const noDependency = ['GET /openapi.json', 'GET /burrow/admin'];
+    for (const [path, item] of Object.entries(openApiDocument.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const routeKey = `${method.toUpperCase()} ${path}`;
+        const statuses = Object.keys(operation.responses);
+        expect(statuses, routeKey).toEqual(expect.arrayContaining(['401', '403', '500']));
+        if (noDependency.includes(routeKey)) {
+          expect(statuses, routeKey).not.toContain('503');
+          continue;
+        }
+        expect(statuses, routeKey).toEqual(expect.arrayContaining(['503', '504']));
+        // DynamoDB and Kafka errors say when to retry (retryAfterSeconds): the header is declared.
+        expect(Object.keys(operation.responses['503']?.headers ?? {}), routeKey).toEqual([
+          'Retry-After',
+        ]);
+      }
+    }
+  });
+
   it('is what GET /openapi.json answers, to a reader', async () => {
     // The function reads how callers are authenticated when its module loads.
     for (const [name, value] of Object.entries(testAuthEnv())) vi.stubEnv(name, value);
@@ -67,5 +89,62 @@ describe('the OpenAPI document', () => {
       lambdaContext(),
     );
     expect(anonymous.statusCode).toBe(401);
+  });
+
+  it('has a 3.0 rendering (?version=3.0) that validates as OpenAPI 3.0 and describes the same API', async () => {
+    for (const [name, value] of Object.entries(testAuthEnv())) vi.stubEnv(name, value);
+    const { handler } = await import('../../functions/openapi/handler.js');
+    const get = async (version: string) => {
+      const event = httpEvent({
+        routeKey: 'GET /openapi.json',
+        headers: { authorization: 'Bearer tally-test-token-reader-0001' },
+        query: { version },
+      });
+      const answer = await handler(event, lambdaContext());
+      expect(createExchangeChecker().check(event, answer, ['GET /openapi.json']).problems).toEqual(
+        [],
+      );
+      return answer;
+    };
+    const answer = await get('3.0');
+    expect(answer.statusCode).toBe(200);
+    const rendered = JSON.parse(answer.body ?? '') as Record<string, unknown>;
+    expect(rendered).toEqual(openApi30(openApiDocument));
+    const validator = new Validator();
+    const result = await validator.validate(rendered as Spec);
+    expect(result.errors ?? []).toEqual([]);
+    expect(validator.version).toBe('3.0');
+    // No 3.1-only keyword is left in it.
+    expect(answer.body).not.toMatch(
+      /"(const|prefixItems|unevaluatedProperties|jsonSchemaDialect)"|"type":"null"/,
+    );
+    expect(Object.keys(rendered.paths as object)).toEqual(Object.keys(openApiDocument.paths));
+    expect((await get('3.1')).body).toBe(JSON.stringify(openApiDocument));
+    expect((await get('2.0')).statusCode).toBe(400);
+  });
+
+  it('renders 3.1-only schemas as 3.0 ones', () => {
+    const nullableInt = { anyOf: [{ type: 'integer' }, { type: 'null' }] };
+    expect(schema30(nullableInt)).toEqual({ type: 'integer', nullable: true });
+    expect(schema30({ anyOf: [{ $ref: '#/x' }, { type: 'null' }] })).toEqual({
+      allOf: [{ $ref: '#/x' }],
+      nullable: true,
+    });
+    expect(schema30({ type: 'null' })).toEqual({ nullable: true, enum: [null] });
+    expect(schema30({ type: ['string', 'null'] })).toEqual({ type: 'string', nullable: true });
+    expect(
+      schema30({
+        type: 'object',
+        properties: {
+          kind: { const: 'K' },
+          pair: { type: 'array', prefixItems: [{ type: 'integer' }, { type: 'integer' }] },
+        },
+        unevaluatedProperties: false,
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: { kind: { enum: ['K'] }, pair: { type: 'array', items: { type: 'integer' } } },
+      additionalProperties: false,
+    });
   });
 });

@@ -52,6 +52,80 @@ describe('checking an exchange against the OpenAPI document', () => {
     expect(checker.check(event, jsonAnswer(404, error), [PRODUCE]).problems).not.toEqual([]);
   });
 
+  it("refuses a header the answer's status does not declare, or a declared one with a bad value", () => {
+    const event = produceEvent(record);
+    const error = '{"error_code":503,"message":"DynamoDB did not answer","retriable":true}';
+    const busy = (headers: Record<string, string>) => ({
+      statusCode: 503,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: error,
+    });
+    expect(checker.check(event, busy({ 'retry-after': '1' }), [PRODUCE]).problems).toEqual([]);
+    expect(
+      checker.check(event, busy({ 'retry-after': 'soon' }), [PRODUCE]).problems.join(),
+    ).toMatch(/header Retry-After must match pattern/);
+    const withdrawn = { ...busy({ 'retry-after': '1' }), statusCode: 400 };
+    expect(checker.check(event, withdrawn, [PRODUCE]).problems.join()).toMatch(
+      /header retry-after is not declared for status 400/,
+    );
+  });
+
+  it("refuses nested parts of an answer that depart from the code's shapes", () => {
+    const AUDIT = 'GET /v3/clusters/{cluster_id}/audits/{audit_id}';
+    const event = httpEvent({ pathParameters: { cluster_id: 'c1', audit_id: 'a1' } });
+    const bucket = {
+      start: '2026-11-30T10:00:00.000Z',
+      produced: 3,
+      inLog: 2,
+      notInLedger: 0,
+      duplicatesInLog: 0,
+      lost: 1,
+      unknownAbsent: 0,
+      processed: { billing: 2 },
+      pending: {},
+      redelivered: {},
+    };
+    const report = (lost: object, row: object = bucket) => ({
+      auditId: 'a1',
+      topic: 'orders',
+      at: '2026-11-30T10:05:00.000Z',
+      complete: true,
+      scanned: 2,
+      scannedTotal: 2,
+      untracked: 0,
+      unread: 0,
+      checkpoint: [{ partition: 0, next: 2 }],
+      streams: [
+        {
+          stream: 'orders',
+          produced: 3,
+          inLog: 2,
+          processed: { billing: 2 },
+          producerDuplicates: [],
+          consumerDuplicates: [],
+          lost: [lost],
+          pending: [],
+          unknownLanded: [],
+          unknownAbsent: [],
+          buckets: [row],
+        },
+      ],
+      topicBuckets: [],
+      settled: { landed: 0, notWritten: 0 },
+    });
+    const lost = { from: 3, to: 3, acked: { partition: 0, offset: 2 } };
+    const answer = (body: object) => jsonAnswer(200, JSON.stringify(body));
+    expect(checker.check(event, answer(report(lost)), [AUDIT]).problems).toEqual([]);
+    const withSession = { ...lost, acked: { ...lost.acked, session: 's1' } };
+    expect(checker.check(event, answer(report(withSession)), [AUDIT]).problems.join()).toMatch(
+      /acked.*unevaluated/,
+    );
+    const { notInLedger: _, ...partialRow } = bucket;
+    expect(checker.check(event, answer(report(lost, partialRow)), [AUDIT]).problems.join()).toMatch(
+      /buckets\/0 must have required property 'notInLedger'/,
+    );
+  });
+
   it('checks the request only when it was accepted: a 2xx to an invalid request is a departure', () => {
     const answer = jsonAnswer(202, '{"accepted":"seqs","group":"g","stream":"s","records":1}');
     const invalid = httpEvent({

@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoDbUnavailable } from './client.js';
 
 /**
@@ -13,4 +14,68 @@ export async function conditional(work: () => Promise<unknown>, doing: string): 
     if (error instanceof ConditionalCheckFailedException) return false;
     throw dynamoDbUnavailable(doing, error);
   }
+}
+
+/**
+ * The condition of a write over the version read: the stored `version` is still the one read,
+ * or, for version 0, no item is stored yet (`keyName`: one of the key's attributes).
+ */
+export function overVersion(version: number, keyName: string) {
+  return version === 0
+    ? { ConditionExpression: `attribute_not_exists(${keyName})` }
+    : {
+        ConditionExpression: 'version = :version',
+        ExpressionAttributeValues: { ':version': version },
+      };
+}
+
+export interface VersionedItem {
+  readonly tableName: string;
+  /** One of the key's attributes, for the "not stored yet" condition of version 0. */
+  readonly keyName: string;
+  /** The version read (0: none stored). */
+  readonly version: number;
+}
+
+/**
+ * Puts `item` as version + 1, only over the version read (optimistic locking: of two runs that
+ * read the same version, one writes). The item it replaced (undefined: there was none), or false
+ * when another run wrote first and the stored item was kept.
+ */
+export async function versionedPut(
+  client: DynamoDBDocumentClient,
+  at: VersionedItem & { readonly item: Record<string, unknown> },
+  doing: string,
+): Promise<{ readonly replaced: Record<string, unknown> | undefined } | false> {
+  let replaced: Record<string, unknown> | undefined;
+  const written = await conditional(async () => {
+    ({ Attributes: replaced } = await client.send(
+      new PutCommand({
+        TableName: at.tableName,
+        Item: { ...at.item, version: at.version + 1 },
+        ...overVersion(at.version, at.keyName),
+        ReturnValues: 'ALL_OLD',
+      }),
+    ));
+  }, doing);
+  return written && { replaced };
+}
+
+/** Deletes the item at `key` only if it is still at the version read; false when it was not. */
+export function versionedDelete(
+  client: DynamoDBDocumentClient,
+  at: VersionedItem & { readonly key: Record<string, unknown> },
+  doing: string,
+): Promise<boolean> {
+  return conditional(
+    () =>
+      client.send(
+        new DeleteCommand({
+          TableName: at.tableName,
+          Key: at.key,
+          ...overVersion(at.version, at.keyName),
+        }),
+      ),
+    doing,
+  );
 }

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   DeleteCommand,
   type DynamoDBDocumentClient,
@@ -6,10 +8,12 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { NotedStore } from '../../core/audit-notifier.js';
 import type { StreamCounts } from '../../core/audit-notify-rules.js';
+import { DependencyUnavailableError } from '../../core/errors.js';
 import type { IncidentStore, StoredIncident } from '../../core/group-notifier.js';
 import type { GroupStatus, Incident } from '../../core/notify-rules.js';
-import { dynamoDbUnavailable } from './client.js';
-import { conditional } from './conditional.js';
+import { log } from '../../platform/log.js';
+import { orUnavailable } from './client.js';
+import { versionedDelete, versionedPut } from './conditional.js';
 import { readAll } from './read-all.js';
 
 /**
@@ -19,15 +23,6 @@ import { readAll } from './read-all.js';
  * incident have an item; it is deleted when the incident closes or the group is forgotten.
  */
 const INCIDENTS = '~notify-incidents';
-
-/** Each write happens only over the version read (0: the item must not exist). */
-const overVersion = (version: number, key: string) =>
-  version === 0
-    ? { ConditionExpression: `attribute_not_exists(${key})` }
-    : {
-        ConditionExpression: 'version = :version',
-        ExpressionAttributeValues: { ':version': version },
-      };
 
 export function createIncidentStore(
   client: DynamoDBDocumentClient,
@@ -64,76 +59,101 @@ export function createIncidentStore(
         ]),
       );
     },
-    save(group: string, incident: Incident, version: number) {
-      return conditional(
-        () =>
-          client.send(
-            new PutCommand({
-              TableName: tableName,
-              Item: { group: INCIDENTS, sk: `group#${group}`, ...incident, version: version + 1 },
-              ...overVersion(version, 'sk'),
-            }),
-          ),
-        `storing the incident of group ${group}`,
-      );
+    async save(group: string, incident: Incident, version: number) {
+      const item = { group: INCIDENTS, sk: `group#${group}`, ...incident };
+      const at = { tableName, keyName: 'sk', version, item };
+      return (await versionedPut(client, at, `storing the incident of group ${group}`)) !== false;
     },
     remove(group: string, version: number) {
-      return conditional(
-        () =>
-          client.send(
-            new DeleteCommand({
-              TableName: tableName,
-              Key: { group: INCIDENTS, sk: `group#${group}` },
-              ...overVersion(version, 'sk'),
-            }),
-          ),
-        `removing the incident of group ${group}`,
-      );
+      const key = { group: INCIDENTS, sk: `group#${group}` };
+      const at = { tableName, keyName: 'sk', version, key };
+      return versionedDelete(client, at, `removing the incident of group ${group}`);
     },
   };
 }
 
-/** Per topic one item in the audits table: the counts last notified per stream with findings. */
+/**
+ * Per topic, the counts last notified per stream with findings, in the audits table: one head
+ * item `notified#<topic>`, written over the version read. Its counts grow with the streams with
+ * findings (~100 bytes each), so past INLINE_BYTES of JSON they are gzipped and split into part
+ * items `notified#<topic>#<token>#<i>` of at most PART_BYTES each, written before the head that
+ * names their token. Every item stays under DynamoDB's 400 KB whatever the number of streams
+ * (test/integration/notify-state.test.ts: 20,000 streams). Parts are only ever read through
+ * the head that names them: the parts a new head replaces, or a losing writer's, are deleted.
+ */
 const notedId = (topic: string) => `notified#${topic}`;
+const partId = (topic: string, token: string, i: number) => `${notedId(topic)}#${token}#${i}`;
+/** Up to this, the counts stay readable JSON in the head (the only form before parts). */
+const INLINE_BYTES = 64 * 1024;
+/** Gzipped bytes per part item: with its key and names, well under 409,600 bytes. */
+const PART_BYTES = 350 * 1024;
 
 export function createNotedStore(client: DynamoDBDocumentClient, tableName: string): NotedStore {
+  const get = async (auditId: string, doing: string) => {
+    const read = new GetCommand({ TableName: tableName, Key: { auditId }, ConsistentRead: true });
+    return (await orUnavailable(doing, () => client.send(read))).Item;
+  };
+  const put = (item: Record<string, unknown>, doing: string) =>
+    orUnavailable(doing, () => client.send(new PutCommand({ TableName: tableName, Item: item })));
+  const partsOf = (head: Record<string, unknown> | undefined) =>
+    typeof head?.partsToken === 'string'
+      ? Array.from({ length: Number(head.parts) }, (_, i) =>
+          partId(String(head.topic), String(head.partsToken), i),
+        )
+      : [];
+  /** The counts' JSON, or undefined when a part is gone (the head was replaced meanwhile). */
+  const countsOf = async (head: Record<string, unknown>, doing: string) => {
+    if (typeof head.streams === 'string') return head.streams;
+    const parts: Uint8Array[] = [];
+    for (const id of partsOf(head)) {
+      const part = await get(id, doing);
+      if (!(part?.body instanceof Uint8Array)) return undefined;
+      parts.push(part.body);
+    }
+    return parts.length === 0 ? '[]' : gunzipSync(Buffer.concat(parts)).toString('utf8');
+  };
   return {
     async load(topic) {
-      let item: Record<string, unknown> | undefined;
-      try {
-        ({ Item: item } = await client.send(
-          new GetCommand({
-            TableName: tableName,
-            Key: { auditId: notedId(topic) },
-            ConsistentRead: true,
-          }),
-        ));
-      } catch (error) {
-        throw dynamoDbUnavailable(`reading the notified counts of ${topic}`, error);
+      const doing = `reading the notified counts of ${topic}`;
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const head = await get(notedId(topic), doing);
+        if (head === undefined) return { streams: new Map(), version: 0 };
+        const json = await countsOf(head, doing);
+        if (json !== undefined) {
+          const streams = JSON.parse(json) as Array<[string, StreamCounts]>;
+          return { streams: new Map(streams), version: Number(head.version) };
+        }
       }
-      const streams =
-        typeof item?.streams === 'string'
-          ? (JSON.parse(item.streams) as Array<[string, StreamCounts]>)
-          : [];
-      return { streams: new Map(streams), version: Number(item?.version ?? 0) };
+      throw new DependencyUnavailableError(`${doing}: they kept changing while read`, {
+        retryAfterSeconds: 1,
+      });
     },
-    save(topic, streams, version) {
-      return conditional(
-        () =>
-          client.send(
-            new PutCommand({
-              TableName: tableName,
-              Item: {
-                auditId: notedId(topic),
-                topic,
-                streams: JSON.stringify([...streams]),
-                version: version + 1,
-              },
-              ...overVersion(version, 'auditId'),
-            }),
-          ),
-        `storing the notified counts of ${topic}`,
-      );
+    async save(topic, streams, version) {
+      const doing = `storing the notified counts of ${topic}`;
+      const json = JSON.stringify([...streams]);
+      const head: Record<string, unknown> = { auditId: notedId(topic), topic };
+      if (Buffer.byteLength(json) <= INLINE_BYTES) {
+        head.streams = json;
+      } else {
+        const zipped = gzipSync(json);
+        head.partsToken = randomUUID();
+        head.parts = Math.ceil(zipped.length / PART_BYTES);
+        for (const [i, auditId] of partsOf(head).entries()) {
+          const body = zipped.subarray(i * PART_BYTES, (i + 1) * PART_BYTES);
+          await put({ auditId, topic, body }, doing);
+        }
+      }
+      const at = { tableName, keyName: 'auditId', version, item: head };
+      const written = await versionedPut(client, at, doing);
+      // A write that fails half way may leave parts no head names: never read, only stored.
+      for (const auditId of written ? partsOf(written.replaced) : partsOf(head)) {
+        await orUnavailable(`removing ${auditId}`, () =>
+          client.send(new DeleteCommand({ TableName: tableName, Key: { auditId } })),
+        ).catch((error: Error) =>
+          log('warn', 'a stale part of notified counts stays', { auditId, error: error.message }),
+        );
+      }
+      return written !== false;
     },
   };
 }

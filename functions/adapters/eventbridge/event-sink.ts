@@ -1,5 +1,6 @@
-import type { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import type { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { EventSink, OutgoingEvent } from '../../core/notify-events.js';
+import { lazySdkClient } from '../../platform/lazy-sdk-client.js';
 import { log } from '../../platform/log.js';
 
 /** PutEvents takes at most 10 entries a call. */
@@ -19,28 +20,11 @@ export interface EventSinkOptions {
  * is reported not accepted (and logged), so the caller keeps its state and the next run retries.
  */
 export function createEventSink(options: EventSinkOptions): EventSink {
-  let sdk:
-    | Promise<{ client: EventBridgeClient; module: typeof import('@aws-sdk/client-eventbridge') }>
-    | undefined;
-  const load = () => {
-    sdk ??= import('@aws-sdk/client-eventbridge').then((module) => ({
-      module,
-      client: new module.EventBridgeClient({
-        region: options.region,
-        maxAttempts: 2,
-        requestHandler: {
-          connectionTimeout: 3000,
-          requestTimeout: 5000,
-          throwOnRequestTimeout: true,
-        },
-        ...(options.endpoint && {
-          endpoint: options.endpoint,
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        }),
-      }),
-    }));
-    return sdk;
-  };
+  const load = lazySdkClient(
+    options,
+    () => import('@aws-sdk/client-eventbridge'),
+    (module, config) => new module.EventBridgeClient(config),
+  );
   const put = async (events: readonly OutgoingEvent[]): Promise<boolean[]> => {
     try {
       const { client, module } = await load();

@@ -1,9 +1,6 @@
-import type {
-  SendTaskFailureCommand,
-  SendTaskSuccessCommand,
-  SFNClient,
-} from '@aws-sdk/client-sfn';
+import type { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { ConflictError, DependencyUnavailableError } from '../../core/errors.js';
+import { lazySdkClient } from '../../platform/lazy-sdk-client.js';
 
 /** Errors Step Functions answers when nobody waits on a token any more. */
 const GONE = new Set(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);
@@ -14,26 +11,11 @@ const GONE = new Set(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);
  * loaded by the first decision, not at cold start: listing and requesting approvals never use it.
  */
 export function createTaskTokens(options: { region: string; endpoint: string | undefined }) {
-  let sdk: Promise<{ client: SFNClient; module: typeof import('@aws-sdk/client-sfn') }> | undefined;
-  const load = () => {
-    sdk ??= import('@aws-sdk/client-sfn').then((module) => ({
-      module,
-      client: new module.SFNClient({
-        region: options.region,
-        maxAttempts: 2,
-        requestHandler: {
-          connectionTimeout: 3000,
-          requestTimeout: 5000,
-          throwOnRequestTimeout: true,
-        },
-        ...(options.endpoint && {
-          endpoint: options.endpoint,
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        }),
-      }),
-    }));
-    return sdk;
-  };
+  const load = lazySdkClient(
+    options,
+    () => import('@aws-sdk/client-sfn'),
+    (module, config) => new module.SFNClient(config),
+  );
   const send = async (
     doing: string,
     command: (

@@ -1,0 +1,41 @@
+import { lazyRuntime } from './lazy-runtime.js';
+
+/** Where an AWS SDK client sends: AWS in `region`, or a local API (the `npm start` stack's). */
+export interface SdkClientPlace {
+  readonly region: string;
+  /** A local endpoint instead of AWS; it checks no signature, so dummy credentials do. */
+  readonly endpoint: string | undefined;
+}
+
+/**
+ * The settings of an SDK client on a request's path: two attempts of at most 3 s to connect and
+ * 5 s to answer each (a stalled service turns into an error, not a hang: without
+ * throwOnRequestTimeout the SDK only warns and keeps waiting), and locally the endpoint with
+ * dummy credentials.
+ */
+export function sdkClientConfig(place: SdkClientPlace) {
+  return {
+    region: place.region,
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: 3000, requestTimeout: 5000, throwOnRequestTimeout: true },
+    ...(place.endpoint && {
+      endpoint: place.endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  };
+}
+
+/**
+ * An SDK client module and its client, loaded by the first call rather than at cold start (the
+ * functions that hold one rarely use it), then shared by every later call of the container.
+ */
+export function lazySdkClient<Module, Client>(
+  place: SdkClientPlace,
+  load: () => Promise<Module>,
+  create: (module: Module, config: ReturnType<typeof sdkClientConfig>) => Client,
+): () => Promise<{ readonly module: Module; readonly client: Client }> {
+  return lazyRuntime(async () => {
+    const module = await load();
+    return { module, client: create(module, sdkClientConfig(place)) };
+  });
+}
