@@ -10,7 +10,7 @@ import { notifySafely } from '../adapters/eventbridge/notify-run.js';
 import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
 import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createLogScanner } from '../adapters/kafka/log-scanner.js';
-import { createAuditor, type ReconcileEvent } from '../core/audit.js';
+import { type AuditRequest, createAuditor, type ReconcileEvent } from '../core/audit.js';
 import { createAuditNotifier } from '../core/audit-notifier.js';
 import type { GroupReport } from '../core/reconcile.js';
 import type { ReportStore } from '../core/reconcile-ports.js';
@@ -20,6 +20,7 @@ import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { loadNotifyConfig, type NotifyConfig } from '../platform/notify-config.js';
 import { publishAuditMetrics } from './metrics.js';
+import { scanDeadline } from './scan-deadline.js';
 
 // The composition root of the audit functions, built once per container.
 
@@ -47,15 +48,6 @@ function reconcileEvents(reports: ReportStore) {
   };
 }
 
-/**
- * When a run must stop reading the log: within the configured scan time, and early enough in the
- * invocation to compare, settle and save (a quarter of what is left, 2–60 s).
- */
-export function scanDeadline(now: number, remainingMs: number, scanTimeoutMs: number): number {
-  const reserve = Math.min(60_000, Math.max(2000, remainingMs / 4));
-  return now + Math.max(0, Math.min(scanTimeoutMs, remainingMs - reserve));
-}
-
 async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
   const { documents } = dynamoDbClients(config);
   const kafka = await kafkaClient(config, 'audit');
@@ -66,6 +58,7 @@ async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
     log: createLogScanner(kafka),
     receipts: createReceiptsStore(documents, config.receiptsTable),
     checkpoints: { load: store.load, save: store.saveCheckpoint },
+    slices: { load: store.loadSlice, save: store.saveSlice },
     seqFates: { counter: createStreamCounter(documents, config.streamsTable), ledger },
     reconcile: reconcileEvents(createReportStore(documents, config.reconcileReportsTable)),
   });
@@ -84,8 +77,14 @@ async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
   /**
    * Runs an audit, stores its report under a new id, publishes its metrics and (when
    * TALLY_NOTIFY_EVENT_BUS is set) an event per stream whose lost or duplicated records grew.
+   * With `fanOut`, the run merges the slices fan-out children read instead of reading the log.
    */
-  const auditAndStore = async (topic: string, groups: readonly string[], remainingMs: number) => {
+  const auditAndStore = async (
+    topic: string,
+    groups: readonly string[],
+    remainingMs: number,
+    fanOut?: AuditRequest['fanOut'],
+  ) => {
     const auditId = `audit-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}`;
     const report = await auditor.run({
       topic,
@@ -95,6 +94,7 @@ async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
       retentionMs: config.retentionSeconds * 1000,
       ledgerLagMs: config.ledgerLagSeconds * 1000,
       scanDeadlineAt: scanDeadline(Date.now(), remainingMs, config.scanTimeoutMs),
+      ...(fanOut && { fanOut }),
     });
     await store.save(auditId, report);
     publishAuditMetrics(report);

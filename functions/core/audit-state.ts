@@ -152,7 +152,11 @@ export class StreamLog {
     for (const seq of this.placements.keys()) if (!kept.has(seq)) this.placements.delete(seq);
   }
 
-  /** Records where a copy of `seq` is, unless already known or the described set is full. */
+  /**
+   * Records where a copy of `seq` is, unless already known or the described set is full. Copies
+   * are kept in (partition, offset) order, so the first — where an UNKNOWN outcome is settled as
+   * landed — does not depend on the order partitions were read in (or which fan-out child read it).
+   */
   place(seq: number, placement: Placement): void {
     const copies = this.placements.get(seq);
     const { partition, offset, session } = placement;
@@ -161,8 +165,11 @@ export class StreamLog {
         this.placements.set(seq, [{ partition, offset, session }]);
       return;
     }
-    if (!copies.some((c) => c.partition === partition && c.offset === offset))
-      copies.push({ partition, offset, session });
+    if (copies.some((c) => c.partition === partition && c.offset === offset)) return;
+    const at = copies.findIndex(
+      (c) => c.partition > partition || (c.partition === partition && c.offset > offset),
+    );
+    copies.splice(at < 0 ? copies.length : at, 0, { partition, offset, session });
   }
 
   toJSON(): StreamLogJson {

@@ -1,6 +1,7 @@
 import { foldOld, saveBounded } from './audit-fold.js';
 import { type SeqFateFigures, type SeqFatePorts, SeqFates } from './audit-holes.js';
 import { link, topicBuckets } from './audit-links.js';
+import { absorbSlices, type SlicePorts } from './audit-merge.js';
 import { identity, placeMissing, settle } from './audit-placing.js';
 import { DEFAULT_RETENTION_MS, REPORT_ROWS } from './audit-retention.js';
 import { type CheckpointJson, RecentRecords, TopicLog } from './audit-state.js';
@@ -95,6 +96,8 @@ export interface AuditPorts {
   readonly reconcile?: { events(group: string, topic: string): Promise<ReconcileEvent[]> };
   /** Now, in ms since the epoch (default Date.now). */
   readonly clock?: () => number;
+  /** Where fan-out children keep what they read of their partitions (audit-slice.ts). */
+  readonly slices?: SlicePorts;
 }
 
 export interface ReconcileEvent {
@@ -145,6 +148,11 @@ export interface AuditRequest {
    * before the previous one started (default LEDGER_LAG_MS).
    */
   readonly ledgerLagMs?: number;
+  /**
+   * A fan-out merge (audit-merge.ts): instead of reading the log, fold in the slices these
+   * children read since the checkpoint this run loads; the rest of the run is unchanged.
+   */
+  readonly fanOut?: { readonly slices: readonly string[] };
 }
 
 /** See AuditRequest.ledgerLagMs: longer than a publish invocation (29 s) and its DynamoDB calls (3 s). */
@@ -253,35 +261,15 @@ export function createAuditor(ports: AuditPorts) {
       const recent = new RecentRecords();
       for (const stream of known) await timings.time('ledger', () => readLedger(stream));
 
+      // A fan-out merge folds in what its children read instead of reading the log itself.
       const scan = await timings.time('scan', () =>
-        ports.log.scan(
-          topic,
-          { from: state.next, deadlineAt: request.scanDeadlineAt },
-          (record) => {
-            state.countInBucket(record.timestamp, bucketMs);
-            const id = identity(record.headers);
-            if (id === undefined) {
-              state.untracked++;
-              return;
-            }
-            const audit = audits.get(id.stream);
-            const log = state.stream(id.stream);
-            // Built field by field: spreading the record costs more than the rest of this callback.
-            const entry = {
-              seq: id.seq,
-              partition: record.partition,
-              offset: record.offset,
-              timestamp: record.timestamp,
-              session: record.headers['tally.session'] ?? '',
-            };
-            const before = log.add(entry, bucketMs, audit?.isUnknown(id.seq) ?? false);
-            // Earlier copies are looked for only for a repeat that is described (at most
-            // MAX_PLACED are): each look reads the whole window.
-            if (before > 0 && log.placements.has(id.seq))
-              for (const copy of recent.find(id.stream, id.seq)) log.place(id.seq, copy);
-            recent.push(id.stream, id.seq, entry);
-          },
-        ),
+        request.fanOut
+          ? absorbSlices(slicesOf(ports), topic, state, saved?.version ?? 0, request.fanOut.slices)
+          : ports.log.scan(
+              topic,
+              { from: state.next, deadlineAt: request.scanDeadlineAt },
+              recordReader(state, audits, recent, bucketMs),
+            ),
       );
       for (const [partition, low] of scan.logStart) {
         const from = state.next.get(partition);
@@ -377,6 +365,47 @@ export function createAuditor(ports: AuditPorts) {
       };
     },
   };
+}
+
+/**
+ * What a scan does with each record: counts it in the topic's state (`audits` says which seqs
+ * are UNKNOWN outcomes worth placing) and names the earlier copies of a repeat still in `recent`.
+ */
+export function recordReader(
+  state: TopicLog,
+  audits: ReadonlyMap<string, StreamAudit>,
+  recent: RecentRecords,
+  bucketMs: number,
+): (record: ScannedRecord) => void {
+  return (record) => {
+    state.countInBucket(record.timestamp, bucketMs);
+    const id = identity(record.headers);
+    if (id === undefined) {
+      state.untracked++;
+      return;
+    }
+    const audit = audits.get(id.stream);
+    const log = state.stream(id.stream);
+    // Built field by field: spreading the record costs more than the rest of this callback.
+    const entry = {
+      seq: id.seq,
+      partition: record.partition,
+      offset: record.offset,
+      timestamp: record.timestamp,
+      session: record.headers['tally.session'] ?? '',
+    };
+    const before = log.add(entry, bucketMs, audit?.isUnknown(id.seq) ?? false);
+    // Earlier copies are looked for only for a repeat that is described (at most
+    // MAX_PLACED are): each look reads the whole window.
+    if (before > 0 && log.placements.has(id.seq))
+      for (const copy of recent.find(id.stream, id.seq)) log.place(id.seq, copy);
+    recent.push(id.stream, id.seq, entry);
+  };
+}
+
+function slicesOf(ports: AuditPorts): SlicePorts {
+  if (ports.slices === undefined) throw new TypeError('a fan-out merge needs the slices port');
+  return ports.slices;
 }
 
 /** Wall time per phase of a run, in ms. */

@@ -6,6 +6,13 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import {
+  type ChildRun,
+  childDefinition,
+  type MapRunFigures,
+  runDistributedMap,
+  splitDistributedMaps,
+} from './distributed-map.js';
+import {
   lambdaLimits,
   limitStateOutputs,
   resultTooLarge,
@@ -19,7 +26,8 @@ import {
 // answers the few Step Functions API calls our functions make (SendTaskSuccess, SendTaskFailure,
 // SendTaskHeartbeat), so the approvals route completes a waiting task locally exactly as in AWS.
 // AWS's payload limits hold here as there (payload-limits.ts): an execution input, a task's input
-// or result, or a state's output over 256 KiB fails as it would in AWS.
+// or result, or a state's output over 256 KiB fails as it would in AWS. Map states in DISTRIBUTED
+// mode run their items as child executions, as AWS does (distributed-map.ts).
 
 interface Deferred<T> {
   readonly promise: Promise<T>;
@@ -59,6 +67,8 @@ export function loadDefinitions(dir = STATE_MACHINES_DIR): Record<string, Record
 export type Invoke = (functionName: string, payload: unknown) => Promise<unknown>;
 
 const LOCAL_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:';
+/** What a distributed Map state becomes for the interpreter: a Task this runner serves. */
+const DISTRIBUTED_MAP_ARN = `${LOCAL_ARN}local-distributed-map`;
 const TOKEN_PLACEHOLDER = 'tally-local-task-token';
 
 /** `{"Fn::GetAtt": ["PlanRepairLambdaFunction", "Arn"]}` → `planRepair` (serverless's naming). */
@@ -101,6 +111,8 @@ function taskStates(
 ): Map<string, TaskState> {
   const states = (definition as { States?: Record<string, Record<string, unknown>> }).States ?? {};
   for (const [name, state] of Object.entries(states)) {
+    // A distributed Map's tasks run in its child executions (compile below).
+    if (state.Resource === DISTRIBUTED_MAP_ARN) continue;
     if (state.Type === 'Task') {
       const functionName = functionOfTask(state);
       if (functionName === undefined) {
@@ -124,6 +136,8 @@ export interface ExecutionEvent {
   readonly state?: string;
   readonly error?: string;
   readonly cause?: unknown;
+  /** On MapRunFinished: how a distributed Map's children went. */
+  readonly mapRun?: MapRunFigures;
 }
 
 export interface Execution {
@@ -180,21 +194,41 @@ function limitedStateMachine(definition: Record<string, unknown>): StateMachine 
   return machine;
 }
 
+/** A definition ready to run: its interpreter, Task and Wait states, and distributed Maps. */
+interface Compiled {
+  readonly machine: StateMachine;
+  readonly tasks: Map<string, TaskState>;
+  readonly waits: readonly string[];
+  /** Each distributed Map state by name, with its child executions' definition compiled. */
+  readonly maps: ReadonlyMap<string, { state: Record<string, unknown>; child: Compiled }>;
+}
+
+function compile(definition: Record<string, unknown>): Compiled {
+  const split = splitDistributedMaps(definition, DISTRIBUTED_MAP_ARN);
+  const states = (split.definition.States ?? {}) as Record<string, { Type?: string }>;
+  return {
+    machine: limitedStateMachine(split.definition),
+    tasks: taskStates(split.definition),
+    waits: Object.entries(states)
+      .filter(([, s]) => s.Type === 'Wait')
+      .map(([name]) => name),
+    maps: new Map(
+      [...split.maps].map(([name, state]) => [
+        name,
+        { state, child: compile(childDefinition(state)) },
+      ]),
+    ),
+  };
+}
+
 export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
   const definitions = options.definitions ?? loadDefinitions();
   const invoke = lambdaLimits(options.invoke);
   const machines = new Map(
-    Object.entries(definitions).map(([name, definition]) => [
-      name,
-      {
-        machine: limitedStateMachine(definition),
-        tasks: taskStates(definition),
-        waits: Object.entries(
-          (definition.States ?? {}) as Record<string, { Type?: string }>,
-        ).filter(([, s]) => s.Type === 'Wait'),
-      },
-    ]),
+    Object.entries(definitions).map(([name, definition]) => [name, compile(definition)]),
   );
+  /** Child executions of distributed Maps still running, to abort with their parents. */
+  const children = new Set<() => void>();
   const executions = new Map<string, Execution>();
   const aborts = new Map<string, () => void>();
   const waiting = new Map<string, Deferred<unknown>>();
@@ -254,6 +288,71 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
     );
   }
 
+  /** The interpreter's overrides for one run of `compiled`: our handlers, test timings. */
+  function overridesFor(compiled: Compiled, execution: Execution) {
+    const retrying = [...compiled.tasks.keys(), ...compiled.maps.keys()];
+    return {
+      taskResourceLocalHandlers: {
+        ...handlersFor(compiled.tasks),
+        ...mapHandlersFor(compiled, execution),
+      },
+      ...(options.waitMs !== undefined && {
+        waitTimeOverrides: Object.fromEntries(
+          compiled.waits.map((n) => [n, options.waitMs as number]),
+        ),
+      }),
+      ...(options.retryIntervalMs !== undefined && {
+        retryIntervalOverrides: Object.fromEntries(
+          retrying.map((n) => [n, options.retryIntervalMs as number]),
+        ),
+      }),
+    };
+  }
+
+  /** Each distributed Map of `compiled` as a Map Run of child executions (distributed-map.ts). */
+  function mapHandlersFor(compiled: Compiled, execution: Execution) {
+    const event = (type: string, state: string, extra: Partial<ExecutionEvent> = {}) =>
+      execution.history.push({ timestamp: new Date().toISOString(), type, state, ...extra });
+    return Object.fromEntries(
+      [...compiled.maps].map(([stateName, { state, child }]) => [
+        stateName,
+        async (input: unknown) => {
+          event('MapRunStarted', stateName);
+          const startChild = (mapInput: unknown, item: { Index: number; Value: unknown }) => {
+            const name = `${execution.name}:${stateName}:${item.Index}`;
+            const run = child.machine.run(
+              (state.ItemSelector === undefined ? item.Value : mapInput) as never,
+              {
+                overrides: overridesFor(child, execution),
+                context: {
+                  Execution: { Id: `${execution.executionArn}/${name}`, Name: name },
+                  Task: { Token: TOKEN_PLACEHOLDER },
+                  Map: { Item: item },
+                } as never,
+              },
+            );
+            children.add(run.abort);
+            void run.result.catch(() => {}).finally(() => children.delete(run.abort));
+            return { result: run.result, abort: run.abort } satisfies ChildRun;
+          };
+          try {
+            const results = await runDistributedMap(state, input, startChild, (figures) =>
+              event('MapRunFinished', stateName, { mapRun: figures }),
+            );
+            within(results, STATE_PAYLOAD_LIMIT, () =>
+              taskLimitError(state, resultTooLarge(stateName)),
+            );
+            event('MapRunSucceeded', stateName);
+            return results as never;
+          } catch (error) {
+            event('MapRunFailed', stateName, { error: (error as Error)?.name });
+            throw error;
+          }
+        },
+      ]),
+    );
+  }
+
   return {
     names: () => [...machines.keys()],
 
@@ -281,19 +380,7 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
       };
       executions.set(name, execution);
       const run = entry.machine.run(input as never, {
-        overrides: {
-          taskResourceLocalHandlers: handlersFor(entry.tasks),
-          ...(options.waitMs !== undefined && {
-            waitTimeOverrides: Object.fromEntries(
-              entry.waits.map(([n]) => [n, options.waitMs as number]),
-            ),
-          }),
-          ...(options.retryIntervalMs !== undefined && {
-            retryIntervalOverrides: Object.fromEntries(
-              [...entry.tasks.keys()].map((n) => [n, options.retryIntervalMs as number]),
-            ),
-          }),
-        },
+        overrides: overridesFor(entry, execution),
         context: {
           Execution: { Id: executionArn, Name: name, StartTime: execution.startDate },
           Task: { Token: TOKEN_PLACEHOLDER },
@@ -389,6 +476,7 @@ export function createLocalStepFunctions(options: LocalStepFunctionsOptions) {
     /** Aborts every running execution. */
     stop(): void {
       for (const abort of aborts.values()) abort();
+      for (const abort of children) abort();
     },
   };
 }

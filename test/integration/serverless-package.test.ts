@@ -383,7 +383,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
 
   // biome-ignore-end lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub strings
 
-  it('declares both state machines, allowed to invoke exactly the functions they call', () => {
+  it('declares the state machines, allowed to invoke exactly the functions they call', () => {
     for (const [id, functionIds] of [
       [
         'OffsetRepairStateMachine',
@@ -400,6 +400,10 @@ describe('serverless package (offline, no AWS credentials)', () => {
         'PublishAndVerifyStateMachine',
         ['PublishRecordLambdaFunction', 'AuditLambdaFunction', 'VerifyPublishedLambdaFunction'],
       ],
+      [
+        'AuditFanOutStateMachine',
+        ['FanOutPlanLambdaFunction', 'FanOutChildLambdaFunction', 'FanOutMergeLambdaFunction'],
+      ],
     ] as const) {
       const machine = template.Resources[id];
       expect(machine?.Type).toBe('AWS::StepFunctions::StateMachine');
@@ -413,6 +417,14 @@ describe('serverless package (offline, no AWS credentials)', () => {
         .filter((name) => name !== undefined);
       expect(new Set(invoked)).toEqual(new Set(functionIds));
     }
+  });
+
+  it('lets the fan-out audit start its own child executions (Distributed Map)', () => {
+    const machine = template.Resources.AuditFanOutStateMachine;
+    const actions = statementsOf(getAttOf(machine?.Properties.RoleArn)).flatMap((s) => s.Action);
+    expect(actions).toEqual(
+      expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution']),
+    );
   });
 
   it('connects the example downstream function to its MSK topic, with its own role', () => {

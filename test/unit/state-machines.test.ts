@@ -31,13 +31,12 @@ function allStates(definition: unknown): Array<[string, State]> {
 }
 
 describe('state machines', () => {
-  it('are the two workflows, each wired into serverless.yml from its file', () => {
-    expect(Object.keys(definitions).sort()).toEqual(['offset-repair', 'publish-and-verify']);
+  it('are the three workflows, each wired into serverless.yml from its file', () => {
+    const names = ['audit-fan-out', 'offset-repair', 'publish-and-verify'];
+    expect(Object.keys(definitions).sort()).toEqual(names);
     const wired = Object.values(serverless.stepFunctions.stateMachines).map((m) => m.definition);
     expect(wired.sort()).toEqual(
-      ['offset-repair', 'publish-and-verify'].map(
-        (name) => `\${file(infra/state-machines/${name}.asl.json)}`,
-      ),
+      names.map((name) => `\${file(infra/state-machines/${name}.asl.json)}`),
     );
   });
 

@@ -7,6 +7,7 @@ import {
   PutCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { AuditReport } from '../../core/audit.js';
+import type { SliceJson } from '../../core/audit-merge.js';
 import { CheckpointTooLargeError } from '../../core/audit-retention.js';
 import type { CheckpointJson } from '../../core/audit-state.js';
 import { ConflictError } from '../../core/errors.js';
@@ -28,6 +29,8 @@ const GZIP_ABOVE = 64 * 1024;
 
 const checkpointId = (topic: string) => `checkpoint#${topic}`;
 const indexId = (topic: string) => `reports#${topic}`;
+/** Topic names cannot hold `#`: no slice id is a checkpoint's. */
+const sliceId = (topic: string, slice: string) => `checkpoint#${topic}#slice#${slice}`;
 
 type IndexEntry = [auditId: string, at: number];
 
@@ -64,7 +67,7 @@ function decodeReport(item: Record<string, unknown> | undefined): AuditReport | 
  * deletes the reports past KEEP_DAYS or MAX_REPORTS_PER_TOPIC (nothing relies on TTL expiry,
  * which DynamoDB may apply days late and the local stack never does); and per topic the audit's
  * checkpoint (gzipped JSON with a version number, written only over the version it was read at,
- * so two audits of one topic at once cannot both save).
+ * so two audits of one topic at once cannot both save); and the slices fan-out children read.
  */
 export function createAuditStore(client: DynamoDBDocumentClient, tableName: string) {
   const getItem = async (auditId: string, doing: string) => {
@@ -108,6 +111,48 @@ export function createAuditStore(client: DynamoDBDocumentClient, tableName: stri
     }
     throw new ConflictError(`the report index of ${topic} kept changing: run again`);
   };
+  /** Gzipped JSON with a version number, as saveVersioned wrote it. */
+  const loadVersioned = async <T>(id: string, what: string) => {
+    const item = await getItem(id, `reading ${what}`);
+    if (!(item?.state instanceof Uint8Array)) return undefined;
+    return {
+      state: JSON.parse(gunzipSync(item.state).toString('utf8')) as T,
+      version: Number(item.version),
+    };
+  };
+  /** Writes only over the version read (0: none yet); a too large state is refused first. */
+  const saveVersioned = async (
+    id: string,
+    topic: string,
+    state: object,
+    version: number,
+    messages: { what: string; conflict: string },
+  ) => {
+    const packed = gzipSync(JSON.stringify(state));
+    if (packed.length > MAX_CHECKPOINT_BYTES) {
+      throw new CheckpointTooLargeError(topic, packed.length, MAX_CHECKPOINT_BYTES);
+    }
+    try {
+      await client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            auditId: id,
+            topic,
+            state: packed,
+            version: version + 1,
+            at: new Date().toISOString(),
+          },
+          ConditionExpression: 'attribute_not_exists(auditId) OR version = :version',
+          ExpressionAttributeValues: { ':version': version },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException)
+        throw new ConflictError(messages.conflict);
+      throw dynamoDbUnavailable(`storing ${messages.what}`, error);
+    }
+  };
   return {
     async save(auditId: string, report: AuditReport, now = Date.now()): Promise<void> {
       try {
@@ -134,41 +179,31 @@ export function createAuditStore(client: DynamoDBDocumentClient, tableName: stri
     },
 
     async load(topic: string): Promise<{ state: CheckpointJson; version: number } | undefined> {
-      const item = await getItem(checkpointId(topic), `reading the audit checkpoint of ${topic}`);
-      if (!(item?.state instanceof Uint8Array)) return undefined;
-      return {
-        state: JSON.parse(gunzipSync(item.state).toString('utf8')) as CheckpointJson,
-        version: Number(item.version),
-      };
+      return loadVersioned<CheckpointJson>(checkpointId(topic), `the audit checkpoint of ${topic}`);
     },
     async saveCheckpoint(topic: string, state: CheckpointJson, version: number): Promise<void> {
-      const packed = gzipSync(JSON.stringify(state));
-      if (packed.length > MAX_CHECKPOINT_BYTES) {
-        throw new CheckpointTooLargeError(topic, packed.length, MAX_CHECKPOINT_BYTES);
-      }
-      try {
-        await client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              auditId: checkpointId(topic),
-              topic,
-              state: packed,
-              version: version + 1,
-              at: new Date().toISOString(),
-            },
-            ConditionExpression: 'attribute_not_exists(auditId) OR version = :version',
-            ExpressionAttributeValues: { ':version': version },
-          }),
-        );
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) {
-          throw new ConflictError(
-            `another audit of ${topic} saved its checkpoint first: this run's findings are not kept; run again`,
-          );
-        }
-        throw dynamoDbUnavailable(`storing the audit checkpoint of ${topic}`, error);
-      }
+      await saveVersioned(checkpointId(topic), topic, state, version, {
+        what: `the audit checkpoint of ${topic}`,
+        conflict: `another audit of ${topic} saved its checkpoint first: this run's findings are not kept; run again`,
+      });
+    },
+    /** A fan-out child's slice of a topic (audit-merge.ts), stored as a checkpoint is. */
+    async loadSlice(
+      topic: string,
+      slice: string,
+    ): Promise<{ state: SliceJson; version: number } | undefined> {
+      return loadVersioned<SliceJson>(sliceId(topic, slice), `audit slice ${slice} of ${topic}`);
+    },
+    async saveSlice(
+      topic: string,
+      slice: string,
+      state: SliceJson,
+      version: number,
+    ): Promise<void> {
+      await saveVersioned(sliceId(topic, slice), topic, state, version, {
+        what: `audit slice ${slice} of ${topic}`,
+        conflict: `another child saved audit slice ${slice} of ${topic} first; run again`,
+      });
     },
   };
 }

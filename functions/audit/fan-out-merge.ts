@@ -1,0 +1,24 @@
+// The fan-out audit's last task: folds the children's slices into the topic's checkpoint and
+// compares the whole with the ledger, as one audit run; stores and returns its report's summary.
+import { taskHandler } from '../platform/task.js';
+import { parseMergeInput } from './fan-out-input.js';
+import { auditRuntime } from './runtime.js';
+
+export const handler = taskHandler<unknown, object>(async (input, context) => {
+  const { topic, groups, slices } = parseMergeInput(input);
+  const rt = await auditRuntime();
+  const report = await rt.auditAndStore(
+    topic,
+    groups ?? rt.config.groups,
+    context.getRemainingTimeInMillis(),
+    { slices },
+  );
+  return {
+    auditId: report.auditId,
+    topic,
+    complete: report.complete,
+    scanned: report.scanned,
+    streams: report.streams.length,
+    settled: report.settled,
+  };
+});
