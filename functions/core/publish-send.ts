@@ -127,9 +127,12 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
         );
       },
       (error: unknown) => {
-        warnings.push(
-          `outcomes not recorded in the ledger (it still says UNKNOWN): ${String(error)}`,
-        );
+        // A write that timed out may still land; one that never does leaves what was there.
+        const there =
+          opened === 'absent'
+            ? 'no block holds these seqs yet: the audit places them from the log, or records them VOID'
+            : 'it says UNKNOWN unless this write lands late, and the audit settles it from the log';
+        warnings.push(`outcomes not recorded in the ledger (${there}): ${String(error)}`);
       },
     );
     return { final, recorded };

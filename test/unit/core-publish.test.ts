@@ -731,6 +731,7 @@ describe('publish: ledger', () => {
     expect(result.warnings).toHaveLength(1);
     expect(result.warnings[0]).toContain('ledger');
     expect(result.warnings[0]).toContain('DynamoDB is down');
+    expect(result.warnings[0]).toContain('it says UNKNOWN unless this write lands late');
     expect((await ledger.outcome('orders-stream', 1))?.status).toBe('UNKNOWN');
   });
 
@@ -1161,7 +1162,8 @@ describe('publish: DynamoDB calls per request, write-ahead path (one item per Id
       records.map(() => ({ status: 'UNKNOWN', message: 'timed out' })),
     );
     ledger.lateWrite = 1;
-    await publisher.publish(req);
+    const first = await publisher.publish(req);
+    expect(first.warnings.join()).toContain('no block holds these seqs yet');
     expect(ledger.blocks.size).toBe(0);
     sender.responses.push((records) => records.map(() => ({ status: 'NOT_SENT', message: 'no' })));
     await publisher.publish(req); // the retry: opens UNKNOWN, cannot connect, keeps UNKNOWN
