@@ -3,6 +3,7 @@
 import { taskHandler } from '../platform/task.js';
 import { parseMergeInput } from './fan-out-input.js';
 import { auditRuntime } from './runtime.js';
+import { summarize } from './summary.js';
 
 export const handler = taskHandler<unknown, object>(async (input, context) => {
   const { topic, groups, slices } = parseMergeInput(input);
@@ -13,12 +14,5 @@ export const handler = taskHandler<unknown, object>(async (input, context) => {
     context.getRemainingTimeInMillis(),
     { slices },
   );
-  return {
-    auditId: report.auditId,
-    topic,
-    complete: report.complete,
-    scanned: report.scanned,
-    streams: report.streams.length,
-    settled: report.settled,
-  };
+  return summarize(topic, report);
 });

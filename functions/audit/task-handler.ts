@@ -4,15 +4,7 @@ import { isPlainObject } from '../core/record-input.js';
 import { taskHandler } from '../platform/task.js';
 import { parseAuditRequest } from './request.js';
 import { auditRuntime } from './runtime.js';
-
-interface AuditSummary {
-  readonly auditId: string;
-  readonly topic: string;
-  readonly complete: boolean;
-  readonly scanned: number;
-  readonly streams: number;
-  readonly settled: { readonly landed: number; readonly notWritten: number };
-}
+import { type AuditSummary, summarize } from './summary.js';
 
 export const handler = taskHandler<unknown, { audits: AuditSummary[] }>(async (input, context) => {
   const rt = await auditRuntime();
@@ -24,14 +16,7 @@ export const handler = taskHandler<unknown, { audits: AuditSummary[] }>(async (i
   const audits: AuditSummary[] = [];
   for (const topic of topics) {
     const report = await rt.auditAndStore(topic, groups, context.getRemainingTimeInMillis());
-    audits.push({
-      auditId: report.auditId,
-      topic,
-      complete: report.complete,
-      scanned: report.scanned,
-      streams: report.streams.length,
-      settled: report.settled,
-    });
+    audits.push(summarize(topic, report));
   }
   return { audits };
 });
