@@ -4,6 +4,8 @@ import { parse } from 'yaml';
 
 const SERVERLESS_YML = fileURLToPath(new URL('../../serverless.yml', import.meta.url));
 const UNIT_MS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+/** Characters of a scheduled function's answer `npm start` prints. */
+const ANSWER_SHOWN = 400;
 
 export interface Schedule {
   readonly functionName: string;
@@ -107,7 +109,10 @@ export function startSchedules(lambdaUrl: string, log: (line: string) => void, e
             body: JSON.stringify(event),
           },
         );
-        log(`schedule ${schedule.functionName}: ${response.status}`);
+        // What the function returned, shortened: the canary's figures, reconcile's counts.
+        const answer = (await response.text()).replace(/\s+/g, ' ');
+        const shown = answer.length > ANSWER_SHOWN ? `${answer.slice(0, ANSWER_SHOWN)}…` : answer;
+        log(`schedule ${schedule.functionName}: ${response.status} ${shown}`);
       } catch (error) {
         log(`schedule ${schedule.functionName}: ${String(error)}`);
       }

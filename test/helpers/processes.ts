@@ -70,11 +70,14 @@ export interface LineWatcher {
   next(pattern: RegExp, timeoutMs: number): Promise<string>;
 }
 
-/** Collects a child's stdout lines. */
-export function watchLines(child: ChildProcess): LineWatcher {
+/** Collects a child's stdout lines (or its stderr's: `npm start` logs there). */
+export function watchLines(
+  child: ChildProcess,
+  stream: 'stdout' | 'stderr' = 'stdout',
+): LineWatcher {
   const lines: string[] = [];
   let buffered = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+  child[stream]?.setEncoding('utf8').on('data', (chunk: string) => {
     buffered += chunk;
     const parts = buffered.split('\n');
     buffered = parts.pop() ?? '';

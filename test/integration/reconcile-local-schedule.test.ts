@@ -1,45 +1,78 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { type DynamoDbProxy, startDynamoDbProxy } from '../helpers/dynamodb-proxy.js';
+import { descendants, type LineWatcher, spawnTs, watchLines } from '../helpers/processes.js';
 
-// `npm start`'s stack fires each schedule once per tick: one scheduler (infra/local/schedules.ts),
-// not serverless-offline's as well. Counted by what every reconcile run does exactly once: one
-// Scan of the offset history table, through a DynamoDB proxy only this stack's functions use
-// (they read serverless.yml's local table names, so the stack keeps its default prefix).
-describe('local schedules', () => {
-  let stack: LocalStack;
+// `npm start` with KAFKA_BROKERS and DYNAMODB_ENDPOINT set uses those services, and fires each
+// schedule once per tick: one scheduler (infra/local/schedules.ts), not serverless-offline's as
+// well. Counted by what every reconcile run does exactly once: one Scan of the offset history
+// table, through a DynamoDB proxy only this stack's functions use.
+describe('npm start on given services, and its schedules', () => {
+  const kafka = inject('kafkaBrokers');
   let proxy: DynamoDbProxy;
-  const lines: string[] = [];
+  let child: ChildProcess;
+  let stdout: LineWatcher;
+  let stderr: LineWatcher;
+  let ready = '';
+  let readyAt = 0;
+  let scansAtReady = 0;
+  let historyTable = '';
+
+  const scans = () =>
+    proxy.calls.filter((c) => c.operation === 'Scan' && c.table === historyTable).length;
 
   beforeAll(async () => {
     proxy = await startDynamoDbProxy(inject('dynamodbEndpoint'));
-    stack = await startLocalStack({
-      env: { KAFKA_BROKERS: inject('kafkaBrokers'), DYNAMODB_ENDPOINT: proxy.endpoint },
-      api: true,
-      log: (line) => lines.push(line),
+    child = spawnTs('infra/local/start.ts', {
+      ...process.env,
+      KAFKA_BROKERS: kafka,
+      DYNAMODB_ENDPOINT: proxy.endpoint,
     });
+    stdout = watchLines(child);
+    stderr = watchLines(child, 'stderr');
+    // serverless-offline bundles every function first: on a busy 2-core machine, a minute or more.
+    ready = await stdout.next(/^tally ready:/, 180_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}\nlauncher stderr:\n${stderr.lines.join('\n')}`);
+    });
+    readyAt = Date.now();
+    historyTable = (await stderr.next(/table OffsetHistoryTable: /, 1000)).split(': ')[1] ?? '';
+    scansAtReady = scans();
   }, 240_000);
 
   afterAll(async () => {
-    await stack?.stop();
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await proxy?.close();
   });
 
-  it('runs reconcile once a minute, not twice, over two minutes', async () => {
-    const table = stack.tables.OffsetHistoryTable;
-    const scans = () =>
-      proxy.calls.filter((c) => c.operation === 'Scan' && c.table === table).length;
-    const before = scans();
-    const started = Date.now();
-    const ticks = () => lines.filter((l) => l.includes('schedule kafka-tally-local-reconcile'));
-    // rate(1 minute) from the stack's start: two ticks within 125 s, each one run. Waits for the
-    // second tick's answer (its run has scanned by then), not for the whole 125 s.
-    while (ticks().length < 2 && Date.now() - started < 125_000)
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    const fired = ticks();
-    expect(fired.length, lines.join('\n')).toBeGreaterThanOrEqual(2);
-    expect(scans() - before, `${fired.join('\n')} in ${Date.now() - started} ms`).toBe(
-      fired.length,
+  it('prints a ready line naming the given services and starts no broker of its own', () => {
+    expect(ready).toMatch(
+      new RegExp(
+        `^tally ready: kafka=${kafka} dynamodb=${proxy.endpoint} api=http://127\\.0\\.0\\.1:\\d+ state-machines=\\S+ token=\\S+$`,
+      ),
     );
+    expect(historyTable).not.toBe('');
+    expect(descendants(child.pid as number).filter((p) => p.command.includes('java'))).toEqual([]);
+  });
+
+  it('runs reconcile once per tick of rate(1 minute), not twice', async () => {
+    // The first tick comes a minute after the schedules start (just before the ready line). The
+    // window then lasts at least 60 s, so it holds a whole minute of serverless-offline's own
+    // scheduler had it been left on; the last 15 s let a run it started finish its Scan.
+    const tick = /schedule kafka-tally-local-reconcile: /;
+    await stderr.next(tick, 150_000);
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    const fired = stderr.lines.filter((line) => tick.test(line));
+    expect(fired.length).toBeGreaterThanOrEqual(1);
+    expect(
+      scans() - scansAtReady,
+      `${fired.join('\n')} in ${Date.now() - readyAt} ms after ready`,
+    ).toBe(fired.length);
   }, 200_000);
+
+  it('exits 0 on SIGTERM', async () => {
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    expect(await exited).toEqual([0, null]);
+  }, 60_000);
 });
