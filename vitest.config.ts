@@ -24,6 +24,7 @@ const FIRST = [
   'test/integration/serverless-package.test.ts',
   'test/integration/kafka-scram.test.ts',
   'test/simulation/reconcile-long-horizon.test.ts',
+  'test/simulation/reconcile-held-bounds.test.ts',
   'test/integration/workflows.test.ts',
   'test/integration/reconcile.test.ts',
   'test/integration/notifications.test.ts',
@@ -31,7 +32,6 @@ const FIRST = [
   'test/simulation/workflows-at-size.test.ts',
   // The unit group's longest.
   'test/unit/core-reconcile-history.test.ts',
-  'test/unit/reconcile-held-bounds.test.ts',
   'test/unit/local-step-functions-limits.test.ts',
   'test/unit/bundles.test.ts',
 ];

@@ -197,3 +197,37 @@ describe('reconcile over 180 days of schedules', () => {
     expect(kept.length).toBeLessThanOrEqual(RETENTION / CADENCE + 1);
   }, 120_000);
 });
+
+describe("reconcile at a large group's size", () => {
+  it('keeps every history item of a group of 5,000 partitions under 100 KB', async () => {
+    const topic = 'wide-topic-with-a-long-name-of-sixty-characters-or-so-0000000';
+    const partitions = 5000;
+    const cluster = new FakeCluster();
+    cluster.topics.set(
+      topic,
+      Array.from({ length: partitions }, () => ({ logStart: 1e15, logEnd: 2e15 })),
+    );
+    // Every partition moves every run: each run rewrites every item.
+    const commitsAt = (i: number) =>
+      new Map(Array.from({ length: partitions }, (_, p) => [`${topic}#${p}`, 1e15 + i] as const));
+    let now = START;
+    const history = memoryHistory();
+    const reconciler = createReconciler(
+      {
+        source: cluster.source(() => now),
+        history,
+        mappings: memoryMappings(),
+        reports: memoryReports(),
+      },
+      { windowSize: WINDOW, graceMs: 0, retentionMs: RETENTION, pruneBudget: 200 },
+    );
+    for (let i = 0; i < WINDOW + 2; i++) {
+      cluster.groups.set('wide', { state: 'Empty', members: [], commits: commitsAt(i) });
+      now = START + i * MINUTE;
+      await reconciler.run();
+    }
+    // 50 partitions an item, each item far under DynamoDB's 400 KB.
+    expect(history.table.count).toBe(Math.ceil(partitions / 50));
+    expect(history.table.maxItemBytes).toBeLessThan(100 * 1024);
+  }, 120_000);
+});

@@ -211,34 +211,6 @@ describe('reconcile writes what changed', () => {
     // One item now, the ten legacy ones deleted.
     expect([...history.table.all()].map((item) => item.partition)).toEqual(['t#w0']);
   });
-
-  it('keeps every item of a group of 5,000 partitions under 400 KB', async () => {
-    const cluster = new FakeCluster();
-    const partitions = 5000;
-    cluster.topics.set(
-      'wide-topic-with-a-long-name-of-sixty-characters-or-so-0000000',
-      Array.from({ length: partitions }, () => ({ logStart: 1e15, logEnd: 2e15 })),
-    );
-    const offsets = (i: number) =>
-      new Map(
-        Array.from(
-          { length: partitions },
-          (_, p) =>
-            [
-              `wide-topic-with-a-long-name-of-sixty-characters-or-so-0000000#${p}`,
-              1e15 + i,
-            ] as const,
-        ),
-      );
-    cluster.groups.set('wide', { state: 'Empty', members: [], commits: offsets(0) });
-    const { history, run } = setup(cluster);
-    for (let i = 0; i < WINDOW + 2; i++) {
-      cluster.groups.set('wide', { state: 'Empty', members: [], commits: offsets(i) });
-      await run(T0 + i * MINUTE);
-    }
-    expect(history.table.count).toBe(Math.ceil(partitions / 50));
-    expect(history.table.maxItemBytes).toBeLessThan(100 * 1024);
-  }, 60_000);
 });
 
 describe('stepPartition', () => {
