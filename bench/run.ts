@@ -4,7 +4,7 @@
 // raw kafkajs, kcat), audit (1 M and 10 M records beside a raw kafkajs consumer), reconcile
 // (10, 100, 1,000 groups), cold start (bundle size and module init per function), workflows
 // (both state machines under AWS's payload limits, simulated clusters up to 200,000
-// partitions). Prints the collected JSON on stdout and the tables on stderr, saves both in
+// partitions), seq allocation (one stream's seqs a second, counter alone and leased). Prints the collected JSON on stdout and the tables on stderr, saves both in
 // bench/results/. A benchmark never fails on a number; this exits non-zero only when a section
 // itself failed.
 //
@@ -28,6 +28,7 @@ const SECTIONS = {
   reconcile: 'bench/reconcile.ts',
   coldStart: 'bench/cold-start.ts',
   workflows: 'bench/workflows.ts',
+  seqAllocation: 'bench/seq-allocation.ts',
 } as const;
 type Section = keyof typeof SECTIONS;
 
@@ -120,6 +121,7 @@ const titles: Record<Section, string> = {
   reconcile: 'Reconcile',
   coldStart: 'Cold start',
   workflows: 'Workflows at cluster size',
+  seqAllocation: 'Seq allocation on one stream',
 };
 const tables = sections
   .filter((s) => results[s])
