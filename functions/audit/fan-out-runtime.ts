@@ -1,7 +1,6 @@
 import { createAuditStore } from '../adapters/dynamodb/audit-store.js';
-import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createLogScanner } from '../adapters/kafka/log-scanner.js';
-import { DependencyUnavailableError, NotFoundError } from '../core/errors.js';
+import { createPartitionCount } from '../adapters/kafka/partition-count.js';
 import { loadAuditConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
@@ -15,27 +14,13 @@ async function build() {
   const { documents } = dynamoDbClients(config);
   const kafka = await kafkaClient(config, 'audit-fan-out');
   const store = createAuditStore(documents, config.auditsTable);
-  const admin = lazyAdmin(kafka);
   return {
     config,
     log: createLogScanner(kafka),
     checkpoints: { load: store.load, save: store.saveCheckpoint },
     slices: { load: store.loadSlice, save: store.saveSlice },
     /** How many partitions the topic has now. */
-    async partitionCount(topic: string): Promise<number> {
-      try {
-        const { topics } = await (await admin()).fetchTopicMetadata({ topics: [topic] });
-        return topics[0]?.partitions.length ?? 0;
-      } catch (error) {
-        const type = (error as { type?: string } | null)?.type;
-        if (type === 'UNKNOWN_TOPIC_OR_PARTITION')
-          throw new NotFoundError(`topic: ${topic} does not exist in this cluster`, {
-            field: 'topic',
-            cause: error,
-          });
-        throw new DependencyUnavailableError(`Kafka did not describe ${topic}`, { cause: error });
-      }
-    },
+    partitionCount: createPartitionCount(kafka),
   };
 }
 

@@ -252,4 +252,16 @@ describe('audit fan-out (Distributed Map)', () => {
     expect(children.filter(([, p]) => (p as { slice: string }).slice === '8-11')).toHaveLength(2);
     expect(comparable(report)).toEqual(comparable(sequential));
   });
+
+  it('plans no child for a topic that does not exist: NotFoundError naming the topic, and the next plan still works', async () => {
+    const missing = uniqueName('missing');
+    await expect(tasks.fanOutPlan?.({ topic: missing }, lambdaContext())).rejects.toMatchObject({
+      name: 'NotFoundError',
+      message: expect.stringContaining(missing),
+    });
+    // The admin client that asked about the missing topic was replaced, not left failing.
+    const { topic } = await scenario();
+    const plan = (await tasks.fanOutPlan?.({ topic }, lambdaContext())) as { children: unknown[] };
+    expect(plan.children).toHaveLength(PARTITIONS / 8);
+  });
 });
