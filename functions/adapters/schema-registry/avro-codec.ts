@@ -1,0 +1,61 @@
+import { Type, types } from 'avsc';
+import type { Codec, SchemaIssue } from './codec.js';
+
+/**
+ * Avro values in the shape of Avro's JSON encoding, as REST Proxy takes them: a union's value
+ * wrapped in its branch's name (`{"string": "x"}`), bytes and fixed as strings of code points
+ * 0-255. Fields the schema does not declare are refused, not dropped.
+ */
+export function avroCodec(schema: string): Codec {
+  const type = Type.forSchema(JSON.parse(schema), { wrapUnions: true });
+  return {
+    type: 'AVRO',
+    recordName: type.name ?? undefined,
+    encode(value) {
+      let copy: unknown;
+      try {
+        copy = type.clone(value, { coerceBuffers: true });
+      } catch {
+        copy = undefined; // isValid below finds where
+      }
+      let issue: SchemaIssue | undefined;
+      type.isValid(copy ?? value, {
+        noUndeclaredFields: true,
+        errorHook: (path, found, expected) => {
+          issue ??= { path: path.join('.'), message: mismatch(found, expected) };
+        },
+      });
+      issue ??= undeclaredField(type, value);
+      if (issue) return { issue };
+      if (copy === undefined) return { issue: { path: '', message: 'does not match the schema' } };
+      return { bytes: type.toBuffer(copy) };
+    },
+  };
+}
+
+/** `clone` drops fields a record does not declare; they are refused here, on the raw value. */
+function undeclaredField(type: Type, value: unknown): SchemaIssue | undefined {
+  let issue: SchemaIssue | undefined;
+  type.isValid(value, {
+    noUndeclaredFields: true,
+    errorHook: (path, found, expected) => {
+      if (issue || !(expected instanceof types.RecordType) || !isObject(found)) return;
+      const declared = new Set(expected.fields.map((field) => field.name));
+      const key = Object.keys(found).find((name) => !declared.has(name));
+      if (key !== undefined) {
+        issue = { path: [...path, key].join('.'), message: `is not a field of ${expected.name}` };
+      }
+    },
+  });
+  return issue;
+}
+
+function isObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function mismatch(found: unknown, expected: Type): string {
+  const name = expected.name ?? expected.typeName;
+  if (found === undefined) return `is required (${name})`;
+  return `must be ${name}, not ${JSON.stringify(found)?.slice(0, 60)}`;
+}
