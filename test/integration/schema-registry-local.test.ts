@@ -1,4 +1,13 @@
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SchemaValidationError } from '../../functions/adapters/schema-registry/errors.js';
+import { createSchemaRegistryClient } from '../../functions/adapters/schema-registry/registry-client.js';
+import {
+  createSchemaSerializer,
+  type SchemaReference,
+} from '../../functions/adapters/schema-registry/serializer.js';
+import { testKafka } from '../helpers/kafka.js';
 import {
   registryCall,
   startTestSchemaRegistry,
@@ -23,15 +32,16 @@ const ORDER_JSON_SCHEMA = {
   required: ['id'],
 };
 
-describe('the local schema registry', () => {
-  let registry: TestSchemaRegistry;
-  beforeAll(async () => {
-    registry = await startTestSchemaRegistry();
-  });
-  afterAll(async () => {
-    await registry?.stop();
-  });
+// One registry for the file, started when it runs (other files do not pay for it).
+let registry: TestSchemaRegistry;
+beforeAll(async () => {
+  registry = await startTestSchemaRegistry();
+});
+afterAll(async () => {
+  await registry?.stop();
+});
 
+describe('the local schema registry', () => {
   it('runs as a process of the stack, named in its ready line', () => {
     if (process.env.TALLY_SCHEMA_REGISTRY_URL) return; // a given registry is not ours to see
     expect(registry.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/apis\/ccompat\/v7$/);
@@ -120,3 +130,123 @@ describe('the local schema registry', () => {
     expect(unknown).toMatchObject({ status: 404, body: { error_code: 40403 } });
   });
 });
+
+// The adapter against the real registry: what it frames, a plain Kafka consumer reads back and
+// @kafkajs/confluent-schema-registry (a decoder that shares no code with the adapter) decodes,
+// fetching each schema by the id in the frame.
+describe('the schema serializer against the local registry, through Kafka', () => {
+  it('frames Avro, Protobuf and JSON Schema values that an independent consumer decodes', async () => {
+    const topic = uniqueName('schema-produce');
+    const serializer = createSchemaSerializer({
+      registry: createSchemaRegistryClient({ url: registry.url }),
+    });
+    // Avro by a subject's latest version, Protobuf by id, JSON Schema inline (registered here).
+    await registryCall(registry.url, 'POST', `/subjects/${topic}-avro/versions`, {
+      schema: JSON.stringify(ORDER_AVRO),
+    });
+    const proto = await registryCall(registry.url, 'POST', `/subjects/${topic}-proto/versions`, {
+      schemaType: 'PROTOBUF',
+      schema: ORDER_PROTO,
+    });
+    const sent: Array<[SchemaReference, unknown]> = [
+      [{ kind: 'subject', subject: `${topic}-avro`, version: 'latest' }, { id: 'avro-1' }],
+      [
+        { kind: 'id', id: (proto.body as { id: number }).id },
+        { id: 'proto-1', quantity: 4 },
+      ],
+      [
+        {
+          kind: 'inline',
+          type: 'JSON',
+          schema: JSON.stringify(ORDER_JSON_SCHEMA),
+          subject: { strategy: 'TOPIC_NAME', topic, part: 'value' },
+        },
+        { id: 'json-1', quantity: 5 },
+      ],
+    ];
+    const values = await Promise.all(
+      sent.map(([reference, data]) => serializer.serialize(reference, data, 'value')),
+    );
+
+    const kafka = testKafka('schema-registry-local');
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic, messages: values.map((value) => ({ value })) });
+    await producer.disconnect();
+    const read = await readValues(kafka, topic, values.length).finally(async () => {
+      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+      await admin.disconnect();
+    });
+
+    const decoder = new SchemaRegistry({ host: registry.url });
+    const decoded = await Promise.all(read.map((value) => decoder.decode(value)));
+    expect({ ...decoded[0] }).toEqual({ id: 'avro-1' });
+    expect(decoded[1]?.toJSON()).toEqual({ id: 'proto-1', quantity: 4 });
+    expect(decoded[2]).toEqual({ id: 'json-1', quantity: 5 });
+    expect(
+      (await registryCall(registry.url, 'GET', `/subjects/${topic}-value/versions`)).body,
+    ).toEqual([1]);
+  });
+
+  it('refuses a value that does not match its schema, naming the field, before anything is framed', async () => {
+    const serializer = createSchemaSerializer({
+      registry: createSchemaRegistryClient({ url: registry.url }),
+    });
+    const subject = `${uniqueName('mismatch')}-value`;
+    await registryCall(registry.url, 'POST', `/subjects/${subject}/versions`, {
+      schemaType: 'JSON',
+      schema: JSON.stringify(ORDER_JSON_SCHEMA),
+    });
+    const error = await serializer
+      .serialize(
+        { kind: 'subject', subject, version: 1 },
+        { id: 'x', quantity: 'many' },
+        'records[0].value',
+      )
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaValidationError);
+    expect(error).toMatchObject({ status: 400, field: 'records[0].value.data.quantity' });
+    const missing = await serializer
+      .serialize(
+        { kind: 'subject', subject: `${subject}-none`, version: 'latest' },
+        {},
+        'records[1].value',
+      )
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({
+      name: 'SchemaNotFoundError',
+      field: 'records[1].value.subject',
+    });
+  });
+});
+
+/** Every value of a one-partition topic from the start, with a bounded wait. */
+async function readValues(kafka: Kafka, topic: string, count: number): Promise<Buffer[]> {
+  const consumer = kafka.consumer({ groupId: uniqueName('schema-reader') });
+  const values: Buffer[] = [];
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`read ${values.length} of ${count} values`)),
+        30_000,
+      );
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          if (message.value) values.push(message.value);
+          if (values.length >= count) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return values;
+}
