@@ -1,4 +1,4 @@
-import { Type } from 'avsc';
+import avro from 'avsc';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import type { SchemaType } from '../../functions/adapters/schema-registry/codec.js';
@@ -102,7 +102,7 @@ describe('schema serializer: encoding', () => {
     const value = { id: 'o-1', quantity: 3, note: { string: 'gift' } };
     const framed = await serializer.serialize({ kind: 'id', id }, value, 'value');
     expect([...framed.subarray(0, 5)]).toEqual([0, 0, 0, 0, 2]);
-    const reader = Type.forSchema(JSON.parse(ORDER_AVRO));
+    const reader = avro.Type.forSchema(JSON.parse(ORDER_AVRO));
     expect({ ...reader.fromBuffer(unframe(framed)?.body as Buffer) }).toEqual({
       id: 'o-1',
       quantity: 3,

@@ -1,4 +1,6 @@
-import { Type, types } from 'avsc';
+import avro, { type Type } from 'avsc';
+
+// avsc is CommonJS: Node's ESM loader sees only its default export.
 import type { Codec, SchemaIssue } from './codec.js';
 
 /**
@@ -7,7 +9,7 @@ import type { Codec, SchemaIssue } from './codec.js';
  * 0-255. Fields the schema does not declare are refused, not dropped.
  */
 export function avroCodec(schema: string): Codec {
-  const type = Type.forSchema(JSON.parse(schema), { wrapUnions: true });
+  const type = avro.Type.forSchema(JSON.parse(schema), { wrapUnions: true });
   return {
     type: 'AVRO',
     recordName: type.name ?? undefined,
@@ -39,7 +41,7 @@ function undeclaredField(type: Type, value: unknown): SchemaIssue | undefined {
   type.isValid(value, {
     noUndeclaredFields: true,
     errorHook: (path, found, expected) => {
-      if (issue || !(expected instanceof types.RecordType) || !isObject(found)) return;
+      if (issue || !(expected instanceof avro.types.RecordType) || !isObject(found)) return;
       const declared = new Set(expected.fields.map((field) => field.name));
       const key = Object.keys(found).find((name) => !declared.has(name));
       if (key !== undefined) {
