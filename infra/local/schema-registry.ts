@@ -11,8 +11,8 @@ const run = promisify(execFile);
 
 /**
  * Apicurio Registry, as its release ships it: the "all" tar.gz attached to
- * io.apicurio:apicurio-registry-app (a Quarkus app with its lib/ folder). 3.0.9 is the newest
- * release that runs on Java 17; 3.1 and later are built for Java 21.
+ * io.apicurio:apicurio-registry-app (a Quarkus app with its lib/ folder). 3.0.9 runs on Java 17;
+ * 3.3.x, the newer releases Maven Central serves, are built for Java 21 (docs/schema-registry.md).
  */
 export const APICURIO_VERSION = '3.0.9';
 const ARTIFACT = `io.apicurio:apicurio-registry-app:${APICURIO_VERSION}:tar.gz:all`;

@@ -4,7 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { Codec, SchemaIssue } from './codec.js';
 
-/** JSON Schema draft-07 (and earlier), 2019-09 or 2020-12, chosen by the schema's `$schema`. */
+/** JSON Schema draft-06/07, 2019-09 or 2020-12, chosen by the schema's `$schema`. */
 function validatorFor(schema: Record<string, unknown>): Ajv {
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
   const options = { allErrors: false, strict: false, validateFormats: true };
