@@ -110,6 +110,26 @@ describe('schema serializer: encoding', () => {
     });
   });
 
+  it('takes Avro bytes as Avro JSON encodes them: a string of code points 0-255', async () => {
+    const schema = JSON.stringify({
+      type: 'record',
+      name: 'Blob',
+      fields: [{ name: 'data', type: 'bytes' }],
+    });
+    const registry = fakeRegistry();
+    const id = registry.add('blobs-value', 'AVRO', schema);
+    const serializer = createSchemaSerializer({ registry: registry.client });
+    const framed = await serializer.serialize(
+      { kind: 'id', id },
+      { data: '\u0000\u00ffA' },
+      'value',
+    );
+    const decoded = avro.Type.forSchema(JSON.parse(schema)).fromBuffer(
+      unframe(framed)?.body as Buffer,
+    );
+    expect([...(decoded.data as Buffer)]).toEqual([0, 255, 65]);
+  });
+
   it('frames Protobuf with the first message index (0) before the message', async () => {
     const registry = fakeRegistry();
     const id = registry.add('orders-value', 'PROTOBUF', ORDER_PROTO);
@@ -145,6 +165,20 @@ describe('schema serializer: a value that does not match is a 400 naming the fie
       /not a field of shop.Order/,
     ],
     ['AVRO', ORDER_AVRO, { id: 'o', quantity: 1, note: 'unwrapped' }, 'value.data.note', /must be/],
+    [
+      'AVRO',
+      JSON.stringify({
+        type: 'record',
+        name: 'Blob',
+        fields: [
+          { name: 'data', type: 'bytes' },
+          { name: 'size', type: 'long' },
+        ],
+      }),
+      { data: 'abc', size: 'big' },
+      'value.data.size',
+      /must be long/,
+    ],
     ['PROTOBUF', ORDER_PROTO, { id: 'o', quantity: 'two' }, 'value.data.quantity', /integer/],
     ['PROTOBUF', ORDER_PROTO, { id: 'o', colour: 'red' }, 'value.data.colour', /not a field/],
     [
