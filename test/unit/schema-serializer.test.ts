@@ -301,8 +301,23 @@ describe('schema serializer: resolving and caching', () => {
     };
     const error = await rejection(serializer.serialize(reference, {}, 'records[3].value'));
     expect(error).toMatchObject({ field: 'records[3].value.data.id' });
-    // The schema is registered (it is valid); nothing is framed for the bad value.
-    expect(registry.calls.length).toBeLessThanOrEqual(1);
+    expect(registry.calls).toEqual([]);
+    await serializer.serialize(reference, { id: 'x' }, 'records[4].value');
+    expect(registry.calls).toEqual(['register s']);
+  });
+
+  it('refuses RECORD_NAME for a schema that names no record', async () => {
+    const registry = fakeRegistry();
+    const serializer = createSchemaSerializer({ registry: registry.client });
+    const reference: SchemaReference = {
+      kind: 'inline',
+      type: 'JSON',
+      schema: ORDER_JSON,
+      subject: { strategy: 'RECORD_NAME', topic: 'orders', part: 'value' },
+    };
+    const error = await rejection(serializer.serialize(reference, { id: 'x' }, 'value'));
+    expect(error).toMatchObject({ status: 422, field: 'value.subject_name_strategy' });
+    expect(registry.calls).toEqual([]);
   });
 
   it('does not cache a failed look-up: the next call asks again', async () => {

@@ -64,7 +64,8 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
   const maxEntries = options.maxEntries ?? 1000;
   const byId = new Map<number, Promise<Codec>>();
   const bySubject = new Map<string, { resolved: Promise<Resolved>; until: number }>();
-  const byInline = new Map<string, Promise<Resolved>>();
+  const inlineCodecs = new Map<string, Codec>();
+  const inlineIds = new Map<string, Promise<number>>();
 
   /** A cached promise, dropped again if it rejects so that the next call asks afresh. */
   function remember<K, V>(cache: Map<K, V>, key: K, value: V, settled: Promise<unknown>): void {
@@ -114,59 +115,70 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     return resolved;
   }
 
-  function inline(
-    reference: Extract<SchemaReference, { kind: 'inline' }>,
-    at: string,
-  ): Promise<Resolved> {
-    const key = JSON.stringify([reference.type, reference.schema, reference.subject]);
-    const cached = byInline.get(key);
+  type Inline = Extract<SchemaReference, { kind: 'inline' }>;
+
+  /** An inline schema compiled once per container (compiling is most of its cost). */
+  function inlineCodec(reference: Inline, at: string): Codec {
+    const key = `${reference.type}\u0000${reference.schema}`;
+    const cached = inlineCodecs.get(key);
     if (cached) return cached;
-    const resolved = (async () => {
-      const codec = compile({ ...reference, hasReferences: false }, `${at}.schema`);
-      const subject =
-        typeof reference.subject === 'string'
-          ? reference.subject
-          : subjectName(
-              reference.subject.strategy,
-              reference.subject.topic,
-              reference.subject.part,
-              codec.recordName,
-            );
-      if (subject === undefined) {
-        throw new SchemaRefusedError(`${at}.subject_name_strategy: the schema names no record`, {
-          field: `${at}.subject_name_strategy`,
-        });
-      }
-      const id = await registry.register(subject, reference.type, reference.schema, `${at}.schema`);
-      return { id, codec };
-    })();
-    remember(byInline, key, resolved, resolved);
-    return resolved;
+    const codec = compile({ ...reference, hasReferences: false }, `${at}.schema`);
+    remember(inlineCodecs, key, codec, Promise.resolve());
+    return codec;
   }
 
-  async function resolve(reference: SchemaReference, at: string): Promise<Resolved> {
-    switch (reference.kind) {
-      case 'id':
-        return { id: reference.id, codec: await codecById(reference.id, `${at}.schema_id`) };
-      case 'subject':
-        return bySubjectVersion(reference.subject, reference.version, `${at}.subject`);
-      case 'inline':
-        return inline(reference, at);
+  /** Registers an inline schema under its subject (once per container); returns its id. */
+  function inlineId(reference: Inline, codec: Codec, at: string): Promise<number> {
+    const key = JSON.stringify([reference.type, reference.schema, reference.subject]);
+    const cached = inlineIds.get(key);
+    if (cached) return cached;
+    const subject =
+      typeof reference.subject === 'string'
+        ? reference.subject
+        : subjectName(
+            reference.subject.strategy,
+            reference.subject.topic,
+            reference.subject.part,
+            codec.recordName,
+          );
+    if (subject === undefined) {
+      const field = `${at}.subject_name_strategy`;
+      throw new SchemaRefusedError(`${field}: the schema names no record to name a subject by`, {
+        field,
+      });
     }
+    const id = registry.register(subject, reference.type, reference.schema, `${at}.schema`);
+    remember(inlineIds, key, id, id);
+    return id;
+  }
+
+  async function resolve(
+    reference: Exclude<SchemaReference, Inline>,
+    at: string,
+  ): Promise<Resolved> {
+    if (reference.kind === 'id') {
+      return { id: reference.id, codec: await codecById(reference.id, `${at}.schema_id`) };
+    }
+    return bySubjectVersion(reference.subject, reference.version, `${at}.subject`);
+  }
+
+  function encode(codec: Codec, data: unknown, at: string, schema: string): Uint8Array {
+    const encoded = codec.encode(data);
+    if ('bytes' in encoded) return encoded.bytes;
+    const field = encoded.issue.path ? `${at}.data.${encoded.issue.path}` : `${at}.data`;
+    throw new SchemaValidationError(`${field} ${encoded.issue.message} (${schema})`, { field });
   }
 
   return {
     async serialize(reference, data, at) {
-      const { id, codec } = await resolve(reference, at);
-      const encoded = codec.encode(data);
-      if ('issue' in encoded) {
-        const field = encoded.issue.path ? `${at}.data.${encoded.issue.path}` : `${at}.data`;
-        throw new SchemaValidationError(
-          `${field} ${encoded.issue.message} (schema ${id}, ${codec.type})`,
-          { field },
-        );
+      if (reference.kind === 'inline') {
+        // Checked before it is registered: a value that does not match registers nothing.
+        const codec = inlineCodec(reference, at);
+        const body = encode(codec, data, at, `the inline ${codec.type} schema`);
+        return frame(await inlineId(reference, codec, at), body);
       }
-      return frame(id, encoded.bytes);
+      const { id, codec } = await resolve(reference, at);
+      return frame(id, encode(codec, data, at, `schema ${id}, ${codec.type}`));
     },
   };
 }
