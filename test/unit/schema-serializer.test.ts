@@ -216,6 +216,14 @@ describe('schema serializer: a value that does not match is a 400 naming the fie
   });
 });
 
+/** A serializer over an empty fake registry, and ORDER_JSON as an inline reference. */
+function inlineJson(subject: Extract<SchemaReference, { kind: 'inline' }>['subject']) {
+  const registry = fakeRegistry();
+  const serializer = createSchemaSerializer({ registry: registry.client });
+  const reference: SchemaReference = { kind: 'inline', type: 'JSON', schema: ORDER_JSON, subject };
+  return { registry, serializer, reference };
+}
+
 describe('schema serializer: resolving and caching', () => {
   it('asks the registry once per schema id and per fixed subject version', async () => {
     const registry = fakeRegistry();
@@ -291,14 +299,7 @@ describe('schema serializer: resolving and caching', () => {
   });
 
   it('checks an inline value before registering: a mismatch registers nothing', async () => {
-    const registry = fakeRegistry();
-    const serializer = createSchemaSerializer({ registry: registry.client });
-    const reference: SchemaReference = {
-      kind: 'inline',
-      type: 'JSON',
-      schema: ORDER_JSON,
-      subject: 's',
-    };
+    const { registry, serializer, reference } = inlineJson('s');
     const error = await rejection(serializer.serialize(reference, {}, 'records[3].value'));
     expect(error).toMatchObject({ field: 'records[3].value.data.id' });
     expect(registry.calls).toEqual([]);
@@ -307,14 +308,8 @@ describe('schema serializer: resolving and caching', () => {
   });
 
   it('refuses RECORD_NAME for a schema that names no record', async () => {
-    const registry = fakeRegistry();
-    const serializer = createSchemaSerializer({ registry: registry.client });
-    const reference: SchemaReference = {
-      kind: 'inline',
-      type: 'JSON',
-      schema: ORDER_JSON,
-      subject: { strategy: 'RECORD_NAME', topic: 'orders', part: 'value' },
-    };
+    const strategy = { strategy: 'RECORD_NAME', topic: 'orders', part: 'value' } as const;
+    const { registry, serializer, reference } = inlineJson(strategy);
     const error = await rejection(serializer.serialize(reference, { id: 'x' }, 'value'));
     expect(error).toMatchObject({ status: 422, field: 'value.subject_name_strategy' });
     expect(registry.calls).toEqual([]);
