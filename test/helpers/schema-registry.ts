@@ -1,4 +1,6 @@
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
+import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { uniqueName } from './unique-name.js';
 
@@ -27,8 +29,20 @@ export async function startTestSchemaRegistry(): Promise<TestSchemaRegistry> {
     // The registry's JVM starts in ~10 s alone, slower beside another file's broker.
     startTimeoutMs: 100_000,
   });
-  if (stack.schemaRegistryUrl === undefined) throw new Error('the stack started no registry');
-  return { url: stack.schemaRegistryUrl, stack, stop: () => stack.stop() };
+  const stop = async () => {
+    await stack.stop();
+    // The stack made Tally's tables on the shared DynamoDB API; this file uses none of them.
+    const client = localDynamoDbClient(stack.dynamodbEndpoint);
+    for (const TableName of Object.values(stack.tables)) {
+      await client.send(new DeleteTableCommand({ TableName }));
+    }
+    client.destroy();
+  };
+  if (stack.schemaRegistryUrl === undefined) {
+    await stop();
+    throw new Error('the stack started no registry');
+  }
+  return { url: stack.schemaRegistryUrl, stack, stop };
 }
 
 /** A call to the Confluent API: its status and parsed JSON body. */
