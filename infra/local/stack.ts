@@ -159,6 +159,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const schemaRegistry = async (): Promise<string | undefined> => {
       const given = env.TALLY_SCHEMA_REGISTRY_URL?.trim();
       if (given) {
+        await waitForSchemaRegistry(given, { timeoutMs });
         log(`schema registry: using TALLY_SCHEMA_REGISTRY_URL=${given}`);
         return given;
       }
