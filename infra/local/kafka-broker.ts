@@ -36,7 +36,8 @@ export interface KafkaBrokerOptions {
   readonly scramUsers?: ReadonlyArray<{ readonly name: string; readonly password: string }>;
 }
 
-function javaCommand(): string {
+/** `$JAVA_HOME/bin/java`, else `java` from PATH. */
+export function javaCommand(): string {
   return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 }
 

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
-import { newClusterId, tail } from './kafka-broker.js';
+import { javaCommand, newClusterId, tail } from './kafka-broker.js';
 import { resolveKafkaJars } from './kafka-jars.js';
 import { ManagedProcess } from './managed-process.js';
 import { freeLoopbackPort } from './ports.js';
@@ -88,10 +88,6 @@ export function localClusterSize(env: NodeJS.ProcessEnv = process.env): number {
   if (!given || given === '1') return 1;
   if (given === '3') return 3;
   throw new Error(`TALLY_KAFKA_BROKERS_LOCAL must be 1 or 3, got "${given}"`);
-}
-
-function javaCommand(): string {
-  return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 }
 
 function render(template: string, values: Record<string, string>): string {

@@ -1,15 +1,9 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { cachedFolder, runMaven } from './maven-cache.js';
 
-const run = promisify(execFile);
-const LOCAL_DIR = fileURLToPath(new URL('.', import.meta.url));
-const POM = `${LOCAL_DIR}pom.xml`;
-const CACHE_DIR = `${LOCAL_DIR}.cache`;
-const LIBS_DIR = `${CACHE_DIR}/kafka-libs`;
-const MARKER = `${LIBS_DIR}/.resolved-from`;
+const POM = fileURLToPath(new URL('./pom.xml', import.meta.url));
 
 export interface ResolvedJars {
   /** A java `-cp` value. */
@@ -25,45 +19,17 @@ export interface ResolvedJars {
  */
 export async function resolveKafkaJars(): Promise<ResolvedJars> {
   const pomHash = createHash('sha256').update(readFileSync(POM)).digest('hex');
-  const classpath = `${LIBS_DIR}/*`;
-  if (existsSync(MARKER) && readFileSync(MARKER, 'utf8') === pomHash) {
-    return { classpath, resolveMs: 0 };
-  }
-  const started = Date.now();
-  mkdirSync(CACHE_DIR, { recursive: true });
-  // Resolve into a private folder and rename it into place, so concurrent starts never see
-  // half a classpath.
-  const staging = `${CACHE_DIR}/kafka-libs.${process.pid}.${Date.now()}`;
-  try {
-    await run(
-      process.env.MVN ?? 'mvn',
+  const libs = await cachedFolder('kafka-libs', pomHash, (staging) =>
+    runMaven(
       [
-        '-B',
-        '-q',
         '-f',
         POM,
         'dependency:copy-dependencies',
         `-DoutputDirectory=${staging}`,
         '-DincludeScope=runtime',
       ],
-      { maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 },
-    );
-  } catch (error) {
-    rmSync(staging, { recursive: true, force: true });
-    const output = error instanceof Error && 'stdout' in error ? String(error.stdout) : '';
-    throw new Error(
-      `Maven could not resolve the Kafka jars from ${POM} (is mvn on PATH and Maven Central reachable?)\n${output.slice(-4000)}`,
-      { cause: error },
-    );
-  }
-  writeFileSync(`${staging}/.resolved-from`, pomHash);
-  rmSync(LIBS_DIR, { recursive: true, force: true });
-  try {
-    renameSync(staging, LIBS_DIR);
-  } catch (error) {
-    // Another start renamed its copy into place first; ours is the same set of jars.
-    rmSync(staging, { recursive: true, force: true });
-    if (!existsSync(MARKER)) throw error;
-  }
-  return { classpath, resolveMs: Date.now() - started };
+      `the Kafka jars from ${POM}`,
+    ),
+  );
+  return { classpath: `${libs.dir}/*`, resolveMs: libs.fillMs };
 }

@@ -72,3 +72,21 @@ export async function waitForDynamoDb(endpoint: string, options: WaitOptions): P
     client.destroy();
   }
 }
+
+/** Waits until a Confluent-API schema registry (`…/apis/ccompat/v7`) lists its subjects. */
+export async function waitForSchemaRegistry(
+  confluentApiUrl: string,
+  options: WaitOptions,
+): Promise<void> {
+  await poll(
+    `schema registry at ${confluentApiUrl}`,
+    async () => {
+      const response = await fetch(`${confluentApiUrl}/subjects`, {
+        signal: AbortSignal.timeout(2000),
+      });
+      if (!response.ok) throw new Error(`GET /subjects answered ${response.status}`);
+      if (!Array.isArray(await response.json())) throw new Error('GET /subjects: not a list');
+    },
+    options,
+  );
+}

@@ -9,8 +9,9 @@ import { localClusterSize, startKafkaCluster } from './kafka-cluster.js';
 import { startLocalApi } from './local-api.js';
 import { createLocalTables, localDynamoDbClient } from './local-tables.js';
 import type { ManagedProcess } from './managed-process.js';
-import { waitForDynamoDb, waitForKafka } from './readiness.js';
+import { waitForDynamoDb, waitForKafka, waitForSchemaRegistry } from './readiness.js';
 import { startSchedules } from './schedules.js';
+import { APICURIO_VERSION, startSchemaRegistry } from './schema-registry.js';
 import {
   createLocalStepFunctions,
   lambdaInvoker,
@@ -32,6 +33,11 @@ export interface LocalStackOptions {
   readonly api?: boolean;
   /** The API's integration timeout (default 29 s, as API Gateway's): a test may shorten it. */
   readonly gatewayTimeoutMs?: number;
+  /**
+   * Also run a schema registry (Confluent API), or use TALLY_SCHEMA_REGISTRY_URL's. Off by
+   * default (it costs a JVM and ~10 s); TALLY_SCHEMA_REGISTRY=1 in `env` asks for it too.
+   */
+  readonly schemaRegistry?: boolean;
 }
 
 export interface LocalStack {
@@ -39,6 +45,8 @@ export interface LocalStack {
   readonly kafkaBrokers: string;
   readonly kafkaClusterId: string;
   readonly dynamodbEndpoint: string;
+  /** The Confluent Schema Registry API's base URL, when a registry was asked for. */
+  readonly schemaRegistryUrl: string | undefined;
   /** `http://127.0.0.1:<port>` when the API was asked for. */
   readonly apiUrl: string | undefined;
   /** The local state machines (and task-token API), served with the API. */
@@ -148,10 +156,31 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       return endpoint;
     };
 
-    const [[kafkaBrokers, kafkaClusterId], dynamodbEndpoint] = await Promise.all([
-      kafka(),
-      dynamodb(),
-    ]);
+    const schemaRegistry = async (): Promise<string | undefined> => {
+      const given = env.TALLY_SCHEMA_REGISTRY_URL?.trim();
+      if (given) {
+        await waitForSchemaRegistry(given, { timeoutMs });
+        log(`schema registry: using TALLY_SCHEMA_REGISTRY_URL=${given}`);
+        return given;
+      }
+      if (!options.schemaRegistry && env.TALLY_SCHEMA_REGISTRY?.trim() !== '1') return undefined;
+      const registry = await startSchemaRegistry(workDir);
+      processes.push(registry.process);
+      timings.schemaRegistryResolveMs = registry.timings.resolveMs;
+      await waitForSchemaRegistry(registry.confluentApiUrl, {
+        timeoutMs,
+        abandonWhen: exitedEarly(registry.process, () => stopping),
+      });
+      timings.schemaRegistryReadyMs = Date.now() - started;
+      log(
+        `schema registry (Apicurio ${APICURIO_VERSION}) answered in ${timings.schemaRegistryReadyMs} ms (maven ${registry.timings.resolveMs} ms), log ${registry.process.logFile}`,
+      );
+      return registry.confluentApiUrl;
+    };
+
+    const [[kafkaBrokers, kafkaClusterId], dynamodbEndpoint, schemaRegistryUrl] = await Promise.all(
+      [kafka(), dynamodb(), schemaRegistry()],
+    );
     const client = localDynamoDbClient(dynamodbEndpoint);
     const tables = await createLocalTables(
       client,
@@ -196,6 +225,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         env: {
           TALLY_STEP_FUNCTIONS_ENDPOINT: served.url,
           TALLY_EVENTBRIDGE_ENDPOINT: bus.url,
+          ...(schemaRegistryUrl && { TALLY_SCHEMA_REGISTRY_URL: schemaRegistryUrl }),
           TALLY_AUTH: 'tokens',
           TALLY_AUTH_TOKENS: JSON.stringify({
             [apiToken]: { caller: 'local', scopes: ['admin'], topics: ['*'] },
@@ -223,6 +253,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       kafkaBrokers,
       kafkaClusterId,
       dynamodbEndpoint,
+      schemaRegistryUrl,
       apiUrl,
       tables,
       processes,
@@ -231,7 +262,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       stepFunctionsUrl,
       apiToken,
       readyLine: () =>
-        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${apiUrl ? ` api=${apiUrl}` : ''}${stepFunctionsUrl ? ` state-machines=${stepFunctionsUrl}/local/state-machines` : ''}${apiToken ? ` token=${apiToken}` : ''}`,
+        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${schemaRegistryUrl ? ` schema-registry=${schemaRegistryUrl}` : ''}${apiUrl ? ` api=${apiUrl}` : ''}${stepFunctionsUrl ? ` state-machines=${stepFunctionsUrl}/local/state-machines` : ''}${apiToken ? ` token=${apiToken}` : ''}`,
       stop,
     };
   } catch (error) {

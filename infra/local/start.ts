@@ -1,11 +1,22 @@
 // `npm start`: runs the local stack in the foreground until SIGINT or SIGTERM.
+// `npm start -- --schema-registry` (or TALLY_SCHEMA_REGISTRY=1) also runs a schema registry.
 import { startLocalStack } from './stack.js';
 
 const log = (line: string) => process.stderr.write(`[tally] ${line}\n`);
+const known = new Set(['--schema-registry']);
+const unknown = process.argv.slice(2).filter((arg) => !known.has(arg));
+if (unknown.length > 0) {
+  log(`unknown argument(s) ${unknown.join(' ')}; known: ${[...known].join(' ')}`);
+  process.exit(2);
+}
 
 let stack: Awaited<ReturnType<typeof startLocalStack>>;
 try {
-  stack = await startLocalStack({ log, api: true });
+  stack = await startLocalStack({
+    log,
+    api: true,
+    schemaRegistry: process.argv.includes('--schema-registry'),
+  });
 } catch (error) {
   log(`could not start the local stack: ${error instanceof Error ? error.message : error}`);
   process.exit(1);
