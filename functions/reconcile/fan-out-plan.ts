@@ -21,7 +21,10 @@ export const handler = taskHandler<
   const scope = prefixScope(prefix);
   const ids = (await rt.source.groupIds()).filter((id) => scope.owns(id));
   const counts = new Array<number>(shards).fill(0);
-  for (const id of ids) counts[shardOf(id, shards)] = (counts[shardOf(id, shards)] ?? 0) + 1;
+  for (const id of ids) {
+    const shard = shardOf(id, shards);
+    counts[shard] = (counts[shard] ?? 0) + 1;
+  }
   return {
     shards,
     prefix,
