@@ -16,30 +16,29 @@
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DeleteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Kafka, logLevel } from 'kafkajs';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { createLedger } from '../functions/adapters/dynamodb/ledger.js';
 import { createReceiptsStore } from '../functions/adapters/dynamodb/receipts-store.js';
 import type { RecordOutcome } from '../functions/core/outcomes.js';
-import { resolveKafkaJars } from '../infra/local/kafka-jars.js';
-import {
-  createLocalTables,
-  localDynamoDbClient,
-  tableEnvironment,
-} from '../infra/local/local-tables.js';
+import { createLocalTables, tableEnvironment } from '../infra/local/local-tables.js';
 import {
   benchStack,
   bundle,
   machineFacts,
   note,
   parseSizes,
-  pool,
   ROOT,
   removeBundle,
   shown,
   spread,
   writeResults,
 } from './harness.js';
+import {
+  auditBenchEnv,
+  benchClients,
+  tallyRecordsWriter,
+  writeLedgerBlocks,
+} from './tally-records.js';
 
 const DEFAULT_SIZES = [1_000_000, 10_000_000] as const;
 const PARTITIONS = 4;
@@ -94,27 +93,12 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const { stack, reusing, stop } = await benchStack(`bench-audit-${runId}-`);
 let exitCode = 0;
 let bundleFile: string | undefined;
-const kafka = new Kafka({
-  clientId: 'tally-bench-audit',
-  brokers: stack.kafkaBrokers.split(','),
-  logLevel: logLevel.NOTHING,
-});
-const admin = kafka.admin();
-const dynamodb = localDynamoDbClient(stack.dynamodbEndpoint);
-const documents = DynamoDBDocumentClient.from(dynamodb);
+const { kafka, admin, dynamodb, documents } = benchClients(stack, 'tally-bench-audit');
 
 try {
   await admin.connect();
   bundleFile = await bundle(join(ROOT, 'bench/audit-child.ts'), 'audit');
-  const javaClasspath = (await resolveKafkaJars()).classpath;
-  const javaClasses = dirname(bundleFile);
-  execFileSync('javac', [
-    '-cp',
-    javaClasspath,
-    '-d',
-    javaClasses,
-    join(ROOT, 'bench/java/TallyRecords.java'),
-  ]);
+  const writeRecords = await tallyRecordsWriter(dirname(bundleFile));
   const value = Buffer.alloc(100, 'x');
   const results = [];
   for (const size of sizes) {
@@ -136,46 +120,19 @@ try {
     let t = performance.now();
     // The records come from the Java client (bench/java/TallyRecords.java): kafkajs would take
     // minutes to encode 10 M. Then one ledger block per 1,000 seqs, ACKED where Kafka put them.
-    const placed = execFileSync(
-      'java',
-      [
-        '-cp',
-        `${javaClasspath}:${javaClasses}`,
-        'TallyRecords',
-        stack.kafkaBrokers,
-        topic,
-        topic,
-        session,
-        String(size),
-        String(BLOCK),
-        String(PARTITIONS),
-        '100',
-      ],
-      { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] },
-    )
-      .trim()
-      .split('\n')
-      .map((line) => line.split(' ').map(Number) as [number, number, number]);
+    const run = {
+      brokers: stack.kafkaBrokers,
+      topic,
+      session,
+      records: size,
+      block: BLOCK,
+      partitions: PARTITIONS,
+      valueBytes: 100,
+    };
+    const placed = writeRecords(run);
     const writtenMs = performance.now() - t;
     const blocks = placed.map(([firstSeq]) => firstSeq);
-    await pool(placed, 16, async ([firstSeq, partition, base]) => {
-      const last = firstSeq + BLOCK - 1 === size;
-      const outcomes = Array.from(
-        { length: BLOCK },
-        (_, i): RecordOutcome =>
-          last && i >= BLOCK - UNKNOWN
-            ? { status: 'UNKNOWN', message: 'bench: no answer in time' }
-            : { status: 'ACKED', partition, offset: String(base + i) },
-      );
-      await ledger.write({
-        stream: topic,
-        firstSeq,
-        topic,
-        session,
-        idempotencyKey: undefined,
-        outcomes,
-      });
-    });
+    await writeLedgerBlocks(ledger, run, placed, UNKNOWN);
     const produceMs = performance.now() - t;
     // Retries that crossed producer sessions, right after the originals.
     await producer.send({
@@ -227,15 +184,7 @@ try {
 
     const env = {
       ...tableEnvironment(tables),
-      KAFKA_BROKERS: stack.kafkaBrokers,
-      DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
-      AWS_REGION: 'us-east-1',
-      LOG_LEVEL: 'error',
-      TALLY_DYNAMODB_TIMEOUT_MS: '30000',
-      TALLY_AUDIT_HORIZON_SECONDS: '0',
-      TALLY_AUDIT_SCAN_TIMEOUT_MS: '900000',
-      // Every ledger write here is answered before the audits start: no write is in flight.
-      TALLY_AUDIT_LEDGER_LAG_SECONDS: '1',
+      ...auditBenchEnv(stack),
       BENCH_TOPIC: topic,
       BENCH_GROUP: group,
     };

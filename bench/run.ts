@@ -4,7 +4,9 @@
 // raw kafkajs, kcat), audit (1 M and 10 M records beside a raw kafkajs consumer), reconcile
 // (10, 100, 1,000 groups), cold start (bundle size and module init per function), workflows
 // (both state machines under AWS's payload limits, simulated clusters up to 200,000
-// partitions), seq allocation (one stream's seqs a second, counter alone and leased). Prints the collected JSON on stdout and the tables on stderr, saves both in
+// partitions), seq allocation (one stream's seqs a second, counter alone and leased), fan-out
+// (the audit and reconcile fan-outs beside one function: 1 M records on 16 partitions, 1,000
+// groups). Prints the collected JSON on stdout and the tables on stderr, saves both in
 // bench/results/. A benchmark never fails on a number; this exits non-zero only when a section
 // itself failed.
 //
@@ -29,6 +31,7 @@ const SECTIONS = {
   coldStart: 'bench/cold-start.ts',
   workflows: 'bench/workflows.ts',
   seqAllocation: 'bench/seq-allocation.ts',
+  fanOut: 'bench/fan-out.ts',
 } as const;
 type Section = keyof typeof SECTIONS;
 
@@ -122,6 +125,7 @@ const titles: Record<Section, string> = {
   coldStart: 'Cold start',
   workflows: 'Workflows at cluster size',
   seqAllocation: 'Seq allocation on one stream',
+  fanOut: 'Fan-out beside one function (audit, reconcile)',
 };
 const tables = sections
   .filter((s) => results[s])

@@ -1,16 +1,9 @@
 // What the fan-out audit's tasks accept (infra/state-machines/audit-fan-out.asl.json), checked.
 import { InvalidInputError } from '../core/errors.js';
-import { isPlainObject, rejectUnknownFields } from '../core/record-input.js';
+import { taskInputObject } from '../core/record-input.js';
 import { parseAuditRequest } from './request.js';
 
 const MAX_PARTITIONS_PER_CHILD = 10_000;
-
-function object(input: unknown, fields: readonly string[]): Record<string, unknown> {
-  if (!isPlainObject(input))
-    throw new InvalidInputError(`input: must be {${fields.join(', ')}}`, { field: 'input' });
-  rejectUnknownFields(input, new Set(fields), '');
-  return input;
-}
 
 function partition(value: unknown, field: string): number {
   if (!Number.isSafeInteger(value) || (value as number) < 0)
@@ -20,7 +13,11 @@ function partition(value: unknown, field: string): number {
 
 /** `{topic, groups?, partitionsPerChild?}`. */
 export function parsePlanInput(input: unknown) {
-  const { partitionsPerChild, ...rest } = object(input, ['topic', 'groups', 'partitionsPerChild']);
+  const { partitionsPerChild, ...rest } = taskInputObject(input, [
+    'topic',
+    'groups',
+    'partitionsPerChild',
+  ]);
   const { topic, groups } = parseAuditRequest(rest);
   if (
     partitionsPerChild !== undefined &&
@@ -38,7 +35,7 @@ export function parsePlanInput(input: unknown) {
 
 /** `{topic, slice, first, last}`: one child's partitions, first to last. */
 export function parseChildInput(input: unknown) {
-  const { topic, slice, first, last } = object(input, ['topic', 'slice', 'first', 'last']);
+  const { topic, slice, first, last } = taskInputObject(input, ['topic', 'slice', 'first', 'last']);
   parseAuditRequest({ topic });
   const from = partition(first, 'first');
   const to = partition(last, 'last');
@@ -50,7 +47,7 @@ export function parseChildInput(input: unknown) {
 
 /** `{topic, groups, slices}`: the slices the children read, to merge. */
 export function parseMergeInput(input: unknown) {
-  const { slices, ...rest } = object(input, ['topic', 'groups', 'slices']);
+  const { slices, ...rest } = taskInputObject(input, ['topic', 'groups', 'slices']);
   const { topic, groups } = parseAuditRequest(rest);
   if (
     !Array.isArray(slices) ||

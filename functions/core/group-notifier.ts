@@ -1,3 +1,4 @@
+import { ALL_GROUPS, type GroupScope } from './group-shards.js';
 import { type EventSink, groupEvent } from './notify-events.js';
 import { type Decision, decide, type Incident, type NotifyRules, watched } from './notify-rules.js';
 import type { ReconcileReport } from './reconcile.js';
@@ -37,7 +38,15 @@ export interface GroupNotifierPorts {
 }
 
 export function createGroupNotifier(ports: GroupNotifierPorts, rules: NotifyRules) {
-  async function notify(report: ReconcileReport, cluster: string): Promise<NotifyOutcome> {
+  /**
+   * `scope`: the groups the report is about (one shard of the fan-out); other groups' incidents
+   * are left to the run that reports them, not closed as forgotten.
+   */
+  async function notify(
+    report: ReconcileReport,
+    cluster: string,
+    scope: GroupScope = ALL_GROUPS,
+  ): Promise<NotifyOutcome> {
     const at = Date.parse(report.runAt);
     const stored = await ports.incidents.load();
     const reports = new Map(report.groups.map((g) => [g.group, g]));
@@ -50,7 +59,7 @@ export function createGroupNotifier(ports: GroupNotifierPorts, rules: NotifyRule
       );
     }
     for (const [group, { incident }] of stored) {
-      if (decisions.has(group)) continue;
+      if (decisions.has(group) || !scope.owns(group)) continue;
       if (!watched(group, rules)) {
         decisions.set(group, { event: undefined, next: undefined }); // no longer ours to watch
       } else if (report.complete && !reports.has(group)) {

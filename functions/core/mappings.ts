@@ -1,3 +1,4 @@
+import { ALL_GROUPS, type GroupScope } from './group-shards.js';
 import type { ClusterSnapshot, MappingStore, StoredMapping } from './reconcile-ports.js';
 
 // Seed 002: the client → group mapping drifted because deletes raced fresh writes. Live group
@@ -63,8 +64,12 @@ export async function repairMappings(
   store: MappingStore,
   snapshot: ClusterSnapshot,
   graceMs: number,
+  scope: GroupScope = ALL_GROUPS,
 ): Promise<MappingRepairs> {
-  const stored = new Map((await store.list()).map((m) => [keyOf(m), m]));
+  // A scoped run (one shard of the fan-out) neither refreshes nor removes other groups' mappings.
+  const stored = new Map(
+    (await store.list()).filter((m) => scope.owns(groupOf(m))).map((m) => [keyOf(m), m]),
+  );
   const desired = desiredMappings(snapshot);
   const details: Array<{ action: string; pk: string; sk: string }> = [];
   let written = 0;

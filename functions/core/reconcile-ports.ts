@@ -1,3 +1,4 @@
+import type { GroupScope } from './group-shards.js';
 import type { PartitionHistory } from './offset-changes.js';
 import type { OffsetObservation } from './offset-status.js';
 
@@ -40,9 +41,13 @@ export interface ClusterSnapshot {
 export interface GroupSource {
   /**
    * Every live group, plus the groups and partitions known from history (`group → topic#partition`),
-   * which are reported without a commit when Kafka no longer has one.
+   * which are reported without a commit when Kafka no longer has one. With a `scope`, only the
+   * groups it owns are described and fetched (one shard of the fan-out).
    */
-  read(also: ReadonlyMap<string, ReadonlySet<string>>): Promise<ClusterSnapshot>;
+  read(
+    also: ReadonlyMap<string, ReadonlySet<string>>,
+    scope?: GroupScope,
+  ): Promise<ClusterSnapshot>;
 }
 
 /** A stored mapping and the observation time it was written from (its version). */

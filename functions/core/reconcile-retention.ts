@@ -1,3 +1,4 @@
+import { ALL_GROUPS, type GroupScope } from './group-shards.js';
 import type { ReportStore } from './reconcile-ports.js';
 
 // What keeps reconcile's stored state bounded by configuration, not by the number of runs: each
@@ -46,6 +47,7 @@ export async function pruneReports(
   reported: readonly string[],
   at: number,
   options: RetentionOptions,
+  scope: GroupScope = ALL_GROUPS,
 ): Promise<Omit<Pruned, 'history'>> {
   const { retentionMs } = options;
   const index = await reports.reportedGroups();
@@ -69,7 +71,8 @@ export async function pruneReports(
   let budget = options.pruneBudget;
   let groups = 0;
   for (const [group, { markedAt: marked }] of index) {
-    if (live.has(group) || at - marked <= 1.5 * retentionMs) continue;
+    // A gone group outside the scope is another shard's to forget.
+    if (live.has(group) || !scope.owns(group) || at - marked <= 1.5 * retentionMs) continue;
     if (budget <= 0) break;
     const n = await reports.pruneGroupReports(group, before, budget);
     deleted += n;

@@ -1,4 +1,5 @@
 import { dated, findingsDigest, summarize } from './group-report.js';
+import { ALL_GROUPS, type GroupScope } from './group-shards.js';
 import { type MappingRepairs, repairMappings } from './mappings.js';
 import { judgeHeld } from './offset-holds.js';
 import {
@@ -15,6 +16,7 @@ import type {
   OffsetHistory,
   ReportedGroup,
   ReportStore,
+  StoredHistory,
 } from './reconcile-ports.js';
 import { type Pruned, pruneReports, type RetentionOptions } from './reconcile-retention.js';
 
@@ -78,20 +80,33 @@ export interface ReconcilePorts {
   readonly reports: ReportStore;
 }
 
+/** The stored history of the groups `scope` owns: a scoped run sweeps and prunes only those. */
+function scopedHistory(stored: StoredHistory, scope: GroupScope): StoredHistory {
+  if (scope === ALL_GROUPS) return stored;
+  return {
+    items: stored.items.filter((item) => scope.owns(item.group)),
+    legacy: stored.legacy.filter((entry) => scope.owns(entry.group)),
+  };
+}
+
 export function createReconciler(ports: ReconcilePorts, options: ReconcileOptions) {
   const settings = {
     size: options.windowSize,
     allowedLag: options.allowedLag ?? 0,
     minimumComplete: options.minimumComplete ?? 0,
   };
-  async function run(): Promise<ReconcileReport> {
+  /**
+   * One run over the groups `scope` owns (all of them by default; one shard of the fan-out:
+   * group-shards.ts). Nothing outside the scope is read into the run or written by it.
+   */
+  async function run(scope: GroupScope = ALL_GROUPS): Promise<ReconcileReport> {
     const history = openHistory(
-      await ports.history.loadAll(),
+      scopedHistory(await ports.history.loadAll(), scope),
       options.windowSize,
       options.retentionMs,
     );
-    const snapshot = await ports.source.read(history.known());
-    const mappings = await repairMappings(ports.mappings, snapshot, options.graceMs);
+    const snapshot = await ports.source.read(history.known(), scope);
+    const mappings = await repairMappings(ports.mappings, snapshot, options.graceMs, scope);
     const at = snapshot.observedAt;
     const groups = snapshot.groups.map((group) => judgeGroup(group, at, history));
     const index = await ports.reports.reportedGroups();
@@ -106,6 +121,7 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
       groups.map((g) => g.group),
       at,
       options,
+      scope,
     );
     return {
       runAt: new Date(at).toISOString(),

@@ -46,6 +46,17 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A task's input: a plain object of only `fields` (each field is then checked by the caller). */
+export function taskInputObject(
+  input: unknown,
+  fields: readonly string[],
+): Record<string, unknown> {
+  if (!isPlainObject(input))
+    throw new InvalidInputError(`input: must be {${fields.join(', ')}}`, { field: 'input' });
+  rejectUnknownFields(input, new Set(fields), '');
+  return input;
+}
+
 export function rejectUnknownFields(
   object: Record<string, unknown>,
   allowed: ReadonlySet<string>,

@@ -10,6 +10,7 @@ import { notifySafely } from '../adapters/eventbridge/notify-run.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
 import { createOffsetWriter } from '../adapters/kafka/offset-writer.js';
 import { createGroupNotifier, type NotifyOutcome } from '../core/group-notifier.js';
+import { ALL_GROUPS, type GroupScope } from '../core/group-shards.js';
 import { createReconciler, type ReconcileReport } from '../core/reconcile.js';
 import { loadReconcileConfig, type ReconcileConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
@@ -55,12 +56,17 @@ async function build(config: ReconcileConfig, notifyConfig: NotifyConfig) {
           },
           notifyConfig.rules,
         );
-  /** A run, then Burrow's notifier over its statuses (when TALLY_NOTIFY_EVENT_BUS is set). */
-  const reconcile = async (): Promise<{ report: ReconcileReport; notified?: NotifyOutcome }> => {
-    const report = await reconciler.run();
+  /**
+   * A run over the groups `scope` owns (all by default; a fan-out child's shard), then Burrow's
+   * notifier over its statuses (when TALLY_NOTIFY_EVENT_BUS is set).
+   */
+  const reconcile = async (
+    scope: GroupScope = ALL_GROUPS,
+  ): Promise<{ report: ReconcileReport; notified?: NotifyOutcome }> => {
+    const report = await reconciler.run(scope);
     if (!notifier) return { report };
     const notified = await notifySafely('reconcile', async () =>
-      notifier.notify(report, config.burrowClusterName ?? (await source.clusterId())),
+      notifier.notify(report, config.burrowClusterName ?? (await source.clusterId()), scope),
     );
     return { report, notified };
   };

@@ -1,3 +1,4 @@
+import { ALL_GROUPS, type GroupScope } from '../../functions/core/group-shards.js';
 import type {
   ClusterSnapshot,
   GroupMember,
@@ -26,15 +27,20 @@ export class FakeCluster {
   readonly describeFails = new Set<string>();
 
   source(now: () => number): GroupSource {
-    return { read: async (also) => this.read(also, now()) };
+    return { read: async (also, scope) => this.read(also, now(), scope) };
   }
 
-  read(also: ReadonlyMap<string, ReadonlySet<string>>, observedAt: number): ClusterSnapshot {
+  /** With a `scope`, only the groups it owns (one shard of the fan-out), as the adapter reads. */
+  read(
+    also: ReadonlyMap<string, ReadonlySet<string>>,
+    observedAt: number,
+    scope: GroupScope = ALL_GROUPS,
+  ): ClusterSnapshot {
     const unreadable = [...this.groups.keys()]
-      .filter((g) => this.describeFails.has(g))
+      .filter((g) => this.describeFails.has(g) && scope.owns(g))
       .map((g) => `group ${g}: describe failed (fake)`);
     const ids = [...new Set([...this.groups.keys(), ...also.keys()])]
-      .filter((g) => !this.describeFails.has(g))
+      .filter((g) => !this.describeFails.has(g) && scope.owns(g))
       .sort();
     const groups: GroupSnapshot[] = [];
     for (const groupId of ids) {

@@ -15,6 +15,9 @@ type Module = Record<string, (event: unknown, context: unknown) => Promise<unkno
 const MODULES: Record<string, () => Promise<unknown>> = {
   'functions/audit/task-handler': () => import('../../functions/audit/task-handler.js'),
   'functions/reconcile/task-handler': () => import('../../functions/reconcile/task-handler.js'),
+  'functions/reconcile/fan-out-plan': () => import('../../functions/reconcile/fan-out-plan.js'),
+  'functions/reconcile/fan-out-child': () => import('../../functions/reconcile/fan-out-child.js'),
+  'functions/reconcile/fan-out-merge': () => import('../../functions/reconcile/fan-out-merge.js'),
   'functions/workflows/publish-record': () => import('../../functions/workflows/publish-record.js'),
   'functions/workflows/repair-tasks': () => import('../../functions/workflows/repair-tasks.js'),
   'functions/workflows/request-approval': () =>

@@ -39,7 +39,7 @@ async function startLauncher() {
   });
   expect(known.status).toBe(200);
   expect(await (await fetch(stateMachines)).json()).toEqual({
-    stateMachines: ['audit-fan-out', 'offset-repair', 'publish-and-verify'],
+    stateMachines: ['audit-fan-out', 'offset-repair', 'publish-and-verify', 'reconcile-fan-out'],
   });
   // A Task state calls a function through serverless-offline, and its error keeps its name.
   const started = (await (

@@ -194,11 +194,17 @@ describe('serverless package (offline, no AWS credentials)', () => {
       'ReconcileReportsTable: dynamodb:Query',
       'StreamsTable: dynamodb:GetItem',
     ]);
-    expect(grants('ReconcileLambdaFunction')).toEqual([
-      'MappingsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
-      'OffsetHistoryTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
-      'ReconcileReportsTable: dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
-    ]);
+    // A reconcile fan-out child is a reconcile run over its shard: the same grants; its plan
+    // lists groups and its merge adds summaries up, neither touching a table.
+    for (const id of ['ReconcileLambdaFunction', 'ReconcileFanOutChildLambdaFunction']) {
+      expect(grants(id), id).toEqual([
+        'MappingsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
+        'OffsetHistoryTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
+        'ReconcileReportsTable: dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
+      ]);
+    }
+    expect(grants('ReconcileFanOutPlanLambdaFunction')).toEqual([]);
+    expect(grants('ReconcileFanOutMergeLambdaFunction')).toEqual([]);
     expect(grants('ExecuteRepairLambdaFunction')).toEqual([
       'ReconcileReportsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Query',
     ]);
@@ -250,11 +256,18 @@ describe('serverless package (offline, no AWS credentials)', () => {
       });
     }
     const readGroups = ['kafka-cluster:DescribeGroup', 'kafka-cluster:DescribeTopic'];
-    expect(kafka('ReconcileLambdaFunction')).toEqual({
-      [cluster]: connect.sort(),
-      [topic('*')]: readGroups,
-      [group('*')]: readGroups,
-    });
+    for (const id of [
+      'ReconcileLambdaFunction',
+      'ReconcileFanOutPlanLambdaFunction',
+      'ReconcileFanOutChildLambdaFunction',
+    ]) {
+      expect(kafka(id), id).toEqual({
+        [cluster]: connect.sort(),
+        [topic('*')]: readGroups,
+        [group('*')]: readGroups,
+      });
+    }
+    expect(kafka('ReconcileFanOutMergeLambdaFunction')).toEqual({});
     const alter = ['kafka-cluster:AlterGroup', ...readGroups].sort();
     for (const id of ['RestoreLambdaFunction', 'ExecuteRepairLambdaFunction']) {
       expect(kafka(id), id).toEqual({
@@ -305,13 +318,14 @@ describe('serverless package (offline, no AWS credentials)', () => {
       const vpc = fn.Properties.VpcConfig as
         | { SubnetIds: string[]; SecurityGroupIds: string[] }
         | undefined;
-      // The MSK-triggered example (its records come from the event source), the verify task and
-      // the OpenAPI document talk to no broker.
+      // The MSK-triggered example (its records come from the event source), the verify task,
+      // the OpenAPI document and the reconcile fan-out's merge talk to no broker.
       if (
         [
           'DownstreamExampleLambdaFunction',
           'VerifyPublishedLambdaFunction',
           'OpenapiLambdaFunction',
+          'ReconcileFanOutMergeLambdaFunction',
         ].includes(id)
       ) {
         expect(vpc, id).toBeUndefined();
@@ -404,6 +418,14 @@ describe('serverless package (offline, no AWS credentials)', () => {
         'AuditFanOutStateMachine',
         ['FanOutPlanLambdaFunction', 'FanOutChildLambdaFunction', 'FanOutMergeLambdaFunction'],
       ],
+      [
+        'ReconcileFanOutStateMachine',
+        [
+          'ReconcileFanOutPlanLambdaFunction',
+          'ReconcileFanOutChildLambdaFunction',
+          'ReconcileFanOutMergeLambdaFunction',
+        ],
+      ],
     ] as const) {
       const machine = template.Resources[id];
       expect(machine?.Type).toBe('AWS::StepFunctions::StateMachine');
@@ -419,12 +441,14 @@ describe('serverless package (offline, no AWS credentials)', () => {
     }
   });
 
-  it('lets the fan-out audit start its own child executions (Distributed Map)', () => {
-    const machine = template.Resources.AuditFanOutStateMachine;
-    const actions = statementsOf(getAttOf(machine?.Properties.RoleArn)).flatMap((s) => s.Action);
-    expect(actions).toEqual(
-      expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution']),
-    );
+  it('lets the fan-outs start their own child executions (Distributed Map)', () => {
+    for (const id of ['AuditFanOutStateMachine', 'ReconcileFanOutStateMachine']) {
+      const machine = template.Resources[id];
+      const actions = statementsOf(getAttOf(machine?.Properties.RoleArn)).flatMap((s) => s.Action);
+      expect(actions, id).toEqual(
+        expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution']),
+      );
+    }
   });
 
   it('connects the example downstream function to its MSK topic, with its own role', () => {

@@ -36,7 +36,7 @@ const RUNTIME_SDK = new Set([
   '@aws-sdk/credential-provider-node',
 ]);
 /** Functions that never talk to Kafka: their bundles must not carry kafkajs. */
-const WITHOUT_KAFKA = ['downstreamExample', 'verifyPublished', 'openapi'];
+const WITHOUT_KAFKA = ['downstreamExample', 'verifyPublished', 'openapi', 'reconcileFanOutMerge'];
 
 const functions = Object.entries(serverless.functions).map(([name, fn]) => ({
   name,

@@ -31,8 +31,8 @@ function allStates(definition: unknown): Array<[string, State]> {
 }
 
 describe('state machines', () => {
-  it('are the three workflows, each wired into serverless.yml from its file', () => {
-    const names = ['audit-fan-out', 'offset-repair', 'publish-and-verify'];
+  it('are the four workflows, each wired into serverless.yml from its file', () => {
+    const names = ['audit-fan-out', 'offset-repair', 'publish-and-verify', 'reconcile-fan-out'];
     expect(Object.keys(definitions).sort()).toEqual(names);
     const wired = Object.values(serverless.stepFunctions.stateMachines).map((m) => m.definition);
     expect(wired.sort()).toEqual(

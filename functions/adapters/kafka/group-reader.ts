@@ -1,6 +1,7 @@
 import { AssignerProtocol, type Kafka } from 'kafkajs';
 import { forEachBounded } from '../../core/bounded.js';
 import { DependencyUnavailableError, TallyError } from '../../core/errors.js';
+import { ALL_GROUPS, type GroupScope } from '../../core/group-shards.js';
 import type {
   ClusterSnapshot,
   GroupMember,
@@ -63,30 +64,37 @@ function decodeAssignment(raw: Buffer): GroupMember['assignment'] {
  * one ListGroups, one Metadata (the topics that exist), one DescribeGroups per 50 groups, one
  * OffsetFetch per group, one ListOffsets per topic involved. A group that cannot be read is named in `unreadable`, not guessed.
  */
-export function createGroupSource(
-  kafka: Kafka,
-): GroupSource & { clusterId(): Promise<string>; close(): Promise<void> } {
+export function createGroupSource(kafka: Kafka): GroupSource & {
+  groupIds(): Promise<string[]>;
+  clusterId(): Promise<string>;
+  close(): Promise<void>;
+} {
   const connected = lazyAdmin(kafka);
 
   /**
    * A topic deleted since the admin client last asked about it fails every call of that client:
    * then the read is done once more with a fresh one. What still fails is a dependency failure.
    */
-  async function read(also: ReadonlyMap<string, ReadonlySet<string>>): Promise<ClusterSnapshot> {
+  async function read(
+    also: ReadonlyMap<string, ReadonlySet<string>>,
+    scope: GroupScope = ALL_GROUPS,
+  ): Promise<ClusterSnapshot> {
     try {
-      return await readOnce(also);
+      return await readOnce(also, scope);
     } catch (error) {
       if (!isStaleTopicError(error)) throw kafkaUnavailable(error);
       connected.reset();
-      return await readOnce(also).catch((again: unknown) => {
+      return await readOnce(also, scope).catch((again: unknown) => {
         throw kafkaUnavailable(again);
       });
     }
   }
 
   async function readOnce(
-    also: ReadonlyMap<string, ReadonlySet<string>>,
+    known: ReadonlyMap<string, ReadonlySet<string>>,
+    scope: GroupScope,
   ): Promise<ClusterSnapshot> {
+    const also = new Map([...known].filter(([groupId]) => scope.owns(groupId)));
     const client = await connected();
     let adminCalls = 0;
     const call = <T>(work: Promise<T>) => {
@@ -99,7 +107,8 @@ export function createGroupSource(
     // Topics deleted since history mentioned them are left out: asking about one would make it a
     // metadata target of this client, and every later call of the client would fail.
     const existing = new Set(await call(client.listTopics()));
-    const live = listed.map((g) => g.groupId);
+    // One ListGroups answers for every shard; each describes and fetches only its own groups.
+    const live = listed.map((g) => g.groupId).filter((groupId) => scope.owns(groupId));
     const descriptions = new Map<string, { state: string; members: GroupMember[] }>();
     // Groups whose description failed are left out of this run: half a group (offsets without
     // members) would read as a group nobody owns.
@@ -243,6 +252,15 @@ export function createGroupSource(
 
   return {
     read,
+    /** The ids of the cluster's consumer groups now (one ListGroups). */
+    async groupIds() {
+      try {
+        const { groups } = await (await connected()).listGroups();
+        return groups.map((g) => g.groupId);
+      } catch (error) {
+        throw kafkaUnavailable(error);
+      }
+    },
     /** Asked once per container: a cluster's id never changes. */
     clusterId: createClusterIdentity(connected),
     close: () => connected.close(),
