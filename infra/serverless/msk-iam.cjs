@@ -81,6 +81,12 @@ module.exports = {
     Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeGroup'],
     Resource: [cluster().child('topic', '*'), cluster().child('group', '*')],
   }),
+  /** The audit fan-out's plan: how many partitions a topic has, nothing read. */
+  describeTopics: () => ({
+    Effect: 'Allow',
+    Action: ['kafka-cluster:DescribeTopic'],
+    Resource: [cluster().child('topic', '*')],
+  }),
   /** Restore and the offset-repair tasks: also commit a group's offsets. */
   alterGroups: () => ({
     Effect: 'Allow',

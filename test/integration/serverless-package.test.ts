@@ -203,6 +203,13 @@ describe('serverless package (offline, no AWS credentials)', () => {
         'ReconcileReportsTable: dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
       ]);
     }
+    // The audit fan-out: the plan touches no table, a child only the audits table (checkpoint
+    // and slices); the merge is an audit run.
+    expect(grants('FanOutPlanLambdaFunction')).toEqual([]);
+    expect(grants('FanOutChildLambdaFunction')).toEqual([
+      'AuditsTable: dynamodb:GetItem dynamodb:PutItem',
+    ]);
+    expect(grants('FanOutMergeLambdaFunction')).toEqual(grants('AuditLambdaFunction'));
     expect(grants('ReconcileFanOutPlanLambdaFunction')).toEqual([]);
     expect(grants('ReconcileFanOutMergeLambdaFunction')).toEqual([]);
     expect(grants('ExecuteRepairLambdaFunction')).toEqual([
@@ -276,15 +283,26 @@ describe('serverless package (offline, no AWS credentials)', () => {
         [group('*')]: alter,
       });
     }
-    // The audit reads every topic, through groups of its own that it may delete.
-    expect(kafka('AuditLambdaFunction')).toEqual({
+    // The audit (and its fan-out's children and merge) reads every topic, through groups of its
+    // own that it may delete; the fan-out's plan only counts a topic's partitions.
+    for (const id of [
+      'AuditLambdaFunction',
+      'FanOutChildLambdaFunction',
+      'FanOutMergeLambdaFunction',
+    ]) {
+      expect(kafka(id), id).toEqual({
+        [cluster]: connect.sort(),
+        [topic('*')]: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
+        [group('tally-audit-*')]: [
+          'kafka-cluster:AlterGroup',
+          'kafka-cluster:DeleteGroup',
+          'kafka-cluster:DescribeGroup',
+        ],
+      });
+    }
+    expect(kafka('FanOutPlanLambdaFunction')).toEqual({
       [cluster]: connect.sort(),
-      [topic('*')]: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
-      [group('tally-audit-*')]: [
-        'kafka-cluster:AlterGroup',
-        'kafka-cluster:DeleteGroup',
-        'kafka-cluster:DescribeGroup',
-      ],
+      [topic('*')]: ['kafka-cluster:DescribeTopic'],
     });
     // The canary: its own topic only, created on first use, written and read back.
     expect(kafka('CanaryLambdaFunction')).toEqual({
