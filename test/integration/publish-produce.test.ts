@@ -49,7 +49,7 @@ describe('POST /v3/clusters/{cluster_id}/topics/{topic_name}/records', () => {
       topic_name: topic,
       partition_id: partition,
       offset: 0,
-      timestamp: '2026-11-29T10:00:00.000Z',
+      timestamp: '2026-11-29T10:00:00Z',
       key: { type: 'STRING', size: 7 },
       value: { type: 'JSON', size: 5 },
       stream: topic,
