@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
-import { InvalidInputError, UnsupportedMediaTypeError } from './errors.js';
+import { requireMediaType } from './content-type.js';
+import { InvalidInputError } from './errors.js';
 import {
   decodeBase64,
   isPlainObject,
@@ -16,14 +17,20 @@ import {
 
 export type V2Format = 'json' | 'binary';
 
-export function v2Format(contentType: string | undefined): V2Format {
-  const type = (contentType ?? 'application/json').split(';')[0]?.trim().toLowerCase();
-  if (type === 'application/vnd.kafka.binary.v2+json') return 'binary';
-  if (type === 'application/vnd.kafka.json.v2+json' || type === 'application/json') return 'json';
-  throw new UnsupportedMediaTypeError(
-    `Content-Type: ${type} is not supported; use application/vnd.kafka.json.v2+json or application/vnd.kafka.binary.v2+json`,
-    { field: 'Content-Type' },
-  );
+const V2_TYPES = [
+  'application/vnd.kafka.json.v2+json',
+  'application/vnd.kafka.binary.v2+json',
+  'application/json',
+];
+
+/** The embedded format and charset a v2 request's Content-Type names (415 for another type). */
+export function v2Format(contentType: string | undefined): {
+  readonly format: V2Format;
+  readonly charset: string | undefined;
+} {
+  const { mediaType, charset } = requireMediaType(contentType, V2_TYPES);
+  const format = mediaType === 'application/vnd.kafka.binary.v2+json' ? 'binary' : 'json';
+  return { format, charset };
 }
 
 function data(input: unknown, format: V2Format, field: string): RecordData | undefined {

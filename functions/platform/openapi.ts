@@ -147,13 +147,15 @@ const produceLines: Content = {
 const sentOutOfTime =
   'the function ran out of time (outcome UNKNOWN): records may have been sent; look them up by Idempotency-Key or stream and seq';
 const publishRefusals = {
-  '400': 'malformed JSON, an unknown field, bad base64, a bad header or too many records (v2)',
+  '400':
+    'malformed JSON, a charset that is not known (Content-Type), or a v2 body that is not {records: [...]} or has too many records',
   '403': 'the caller lacks the publish scope, or may not publish to this topic',
   '404': 'unknown cluster (v3) or topic (40403)',
   '409': withRetryAfter(
     problem('the same Idempotency-Key is in flight, or raced by another request'),
   ),
   '413': 'the body is over TALLY_MAX_REQUEST_BYTES',
+  '415': 'a Content-Type other than application/json (v3), as REST Proxy answers',
   '422':
     'bad or duplicate entry ids, too many entries, or an Idempotency-Key reused with another body',
   '429': withRetryAfter(

@@ -28,20 +28,20 @@ function problem(result: RecordInput | InvalidInputError, field: string): Invali
 
 describe('v2Format', () => {
   it('reads the embedded format from Content-Type', () => {
-    expect(v2Format('application/vnd.kafka.json.v2+json')).toBe('json');
-    expect(v2Format('application/vnd.kafka.binary.v2+json')).toBe('binary');
-    expect(v2Format('application/json')).toBe('json');
+    expect(v2Format('application/vnd.kafka.json.v2+json').format).toBe('json');
+    expect(v2Format('application/vnd.kafka.binary.v2+json').format).toBe('binary');
+    expect(v2Format('application/json').format).toBe('json');
   });
 
   it('defaults to json without a Content-Type', () => {
-    expect(v2Format(undefined)).toBe('json');
+    expect(v2Format(undefined).format).toBe('json');
   });
 
   it('ignores parameters, case and whitespace', () => {
-    expect(v2Format('application/json; charset=utf-8')).toBe('json');
-    expect(v2Format('application/vnd.kafka.binary.v2+json; charset=utf-8')).toBe('binary');
-    expect(v2Format('Application/VND.Kafka.JSON.v2+json')).toBe('json');
-    expect(v2Format('  application/json ;charset=UTF-8')).toBe('json');
+    expect(v2Format('application/json; charset=utf-8').format).toBe('json');
+    expect(v2Format('application/vnd.kafka.binary.v2+json; charset=utf-8').format).toBe('binary');
+    expect(v2Format('Application/VND.Kafka.JSON.v2+json').format).toBe('json');
+    expect(v2Format('  application/json ;charset=UTF-8').format).toBe('json');
   });
 
   it.each([
