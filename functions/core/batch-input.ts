@@ -1,4 +1,4 @@
-import { InvalidInputError, UnprocessableInputError } from './errors.js';
+import { InvalidInputError, type TallyError, UnprocessableInputError } from './errors.js';
 import {
   isPlainObject,
   parseRecordOrError,
@@ -14,7 +14,7 @@ const ENTRY_ID = /^[0-9a-zA-Z_-]{1,80}$/;
 
 export interface BatchEntries {
   readonly ids: readonly string[];
-  readonly records: ReadonlyArray<RecordInput | InvalidInputError>;
+  readonly records: ReadonlyArray<RecordInput | TallyError>;
 }
 
 function refuse(field: string, message: string): never {

@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { InvalidInputError } from './errors.js';
+import { InvalidInputError, NotFoundError, TallyError } from './errors.js';
 
 // Parses Confluent REST Proxy v3 record objects (no Schema Registry) into the bytes that will be
 // written. Every problem names the field, e.g. `value.data` or `headers[2].name`.
@@ -137,6 +137,21 @@ export function parsePartition(input: unknown, field: string): number | undefine
   return input;
 }
 
+/**
+ * A v3 record's partition_id: a negative one is a partition that does not exist (40402, as
+ * REST Proxy's ProduceBatchAction answers it); one past the topic's count is found so later,
+ * when the topic is known (publish-plan.ts checkRecord).
+ */
+function parsePartitionId(input: unknown, field: string): number | undefined {
+  if (typeof input === 'number' && Number.isSafeInteger(input) && input < 0) {
+    throw new NotFoundError(`${field}: partition ${input} does not exist`, {
+      field,
+      errorCode: 40402,
+    });
+  }
+  return parsePartition(input, field);
+}
+
 export function parseTimestamp(input: unknown, field: string): number | undefined {
   if (input === undefined || input === null) return undefined;
   if (typeof input !== 'string' || !ISO_8601.test(input)) {
@@ -170,7 +185,7 @@ export function parseRecord(input: unknown, where = '', ignored?: string): Recor
   const { partition_id, key, value, headers, timestamp } = input;
   return {
     partition:
-      partition_id == null ? undefined : parsePartition(partition_id, `${where}partition_id`),
+      partition_id == null ? undefined : parsePartitionId(partition_id, `${where}partition_id`),
     // An absent or null key/value object means "no key"/"no value" (a Kafka null).
     key: key == null ? undefined : parseDataAt(key, where, 'key'),
     value: value == null ? undefined : parseDataAt(value, where, 'value'),
@@ -179,16 +194,16 @@ export function parseRecord(input: unknown, where = '', ignored?: string): Recor
   };
 }
 
-/** A record, or the 400 that says what is wrong with it (reported in its place). */
+/** A record, or the 4xx that says what is wrong with it (reported in its place). */
 export function parseRecordOrError(
   input: unknown,
   where = '',
   ignored?: string,
-): RecordInput | InvalidInputError {
+): RecordInput | TallyError {
   try {
     return parseRecord(input, where, ignored);
   } catch (error) {
-    if (error instanceof InvalidInputError) return error;
+    if (error instanceof TallyError && error.status < 500) return error;
     throw error;
   }
 }

@@ -18,6 +18,9 @@ const PEER = {
   noSchemaIT:
     'test/java/io/confluent/kafkarest/integration/v3/ProduceActionNoSchemaIntegrationTest.java',
   produceAction: 'main/java/io/confluent/kafkarest/resources/v3/ProduceAction.java',
+  batchAction: 'main/java/io/confluent/kafkarest/resources/v3/ProduceBatchAction.java',
+  batchActionTest: 'test/java/io/confluent/kafkarest/resources/v3/ProduceBatchActionTest.java',
+  streaming: 'main/java/io/confluent/kafkarest/response/StreamingResponse.java',
 };
 
 describe('REST Proxy v3 produce: Content-Type and charset', () => {
@@ -66,5 +69,97 @@ describe('REST Proxy v3 produce: Content-Type and charset', () => {
     expect(reportLines(response)[0]).toMatchObject({ error_code: 200, value: { size: 5 } });
     const [written] = await readBack(own, 1);
     expect(written?.value?.toString('utf8')).toBe('caf\u00e9');
+  });
+});
+
+describe('REST Proxy v3 produce: a record it cannot produce is its entry, not the request', () => {
+  const admin: Admin = testKafka('tally-test-restproxy-records').admin();
+  let api: Awaited<ReturnType<typeof loadHandlers>>;
+
+  beforeAll(async () => {
+    await usePublishEnv();
+    await admin.connect();
+    api = await loadHandlers();
+  });
+  afterAll(() => admin.disconnect());
+
+  const good = (data: string) => ({ value: { type: 'STRING', data } });
+  // Each: a record, the error_code of its entry, a field its message names, and the peer's word.
+  const bad: Array<{ record: unknown; code: number; field: string; peer: string }> = [
+    // ProduceActionNoSchemaIntegrationTest.produceBinaryWithInvalidData_throwsBadRequest: 200, 400.
+    {
+      record: { value: { type: 'BINARY', data: 'fooba' } },
+      code: 400,
+      field: 'value.data',
+      peer: PEER.noSchemaIT,
+    },
+    // produceWithInvalidData_throwsBadRequest: an unknown field is the record's 400.
+    {
+      record: { records: { subject: 'foobar' } },
+      code: 400,
+      field: 'records',
+      peer: PEER.noSchemaIT,
+    },
+    // ProduceBatchAction: partitionId < 0 → Errors.partitionNotFoundException() (40402).
+    {
+      record: { partition_id: -1, ...good('p') },
+      code: 40402,
+      field: 'partition_id',
+      peer: PEER.batchAction,
+    },
+    {
+      record: { partition_id: 5, ...good('p') },
+      code: 40402,
+      field: 'partition_id',
+      peer: PEER.batchActionTest,
+    },
+  ];
+
+  it.each(bad)(
+    'a lone bad record → 200, its entry $code ($peer)',
+    async ({ record, code, field }) => {
+      const topic = await createTopic(admin, 2);
+      const response = await api.produce(produceEvent(topic, record));
+      expect(response.statusCode, response.body).toBe(200);
+      const [entry] = reportLines(response);
+      expect(entry).toMatchObject({ error_code: code, outcome: 'REJECTED' });
+      expect(String(entry?.message)).toContain(field);
+      expect(await totalRecords(admin, topic)).toBe(0);
+    },
+  );
+
+  // StreamingResponse.java: each record's result or error is written in turn; the next goes on.
+  it('streams every bad record in its place, sends the others, and spends no seq on the bad ones', async () => {
+    const topic = await createTopic(admin, 2);
+    const stream = [good('a'), ...bad.map((b) => b.record), good('b')];
+    const response = await api.produce(
+      produceEvent(topic, stream.map((r) => JSON.stringify(r)).join('\n')),
+    );
+    expect(response.statusCode).toBe(200);
+    const entries = reportLines(response);
+    expect(entries.map((e) => e.error_code)).toEqual([200, ...bad.map((b) => b.code), 200]);
+    expect(entries[0]).toMatchObject({ seq: 1 });
+    expect(entries.at(-1)).toMatchObject({ seq: 2 });
+    const written = await readBack(topic, 2);
+    expect(written.map((r) => r.value?.toString()).sort()).toEqual(['a', 'b']);
+  });
+
+  it('answers the same in a batch: 207, the bad entries under failures by id', async () => {
+    const topic = await createTopic(admin, 2);
+    const entries = [good('a'), ...bad.map((b) => b.record), good('b')].map((r, i) => ({
+      id: `e${i}`,
+      ...(r as object),
+    }));
+    const response = await api.batch(produceEvent(topic, { entries }));
+    expect(response.statusCode).toBe(207);
+    const body = JSON.parse(response.body) as {
+      successes: Array<{ id: string; seq: number }>;
+      failures: Array<{ id: string; error_code: number }>;
+    };
+    expect(body.successes.map((e) => [e.id, e.seq])).toEqual([
+      ['e0', 1],
+      [`e${bad.length + 1}`, 2],
+    ]);
+    expect(body.failures.map((e) => e.error_code)).toEqual(bad.map((b) => b.code));
   });
 });

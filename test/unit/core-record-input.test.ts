@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../functions/core/errors.js';
+import { InvalidInputError, NotFoundError } from '../../functions/core/errors.js';
 import {
   DATA_TYPES,
   decodeBase64,
@@ -338,8 +338,16 @@ describe('parseRecord', () => {
         }),
       'headers[1].name',
     );
-    invalidField(() => parseRecord({ partition_id: -1 }), 'partition_id');
+    invalidField(() => parseRecord({ partition_id: 1.5 }), 'partition_id');
     invalidField(() => parseRecord({ timestamp: '2026-11-29T16:00:00' }), 'timestamp');
+  });
+
+  // kafka-rest ProduceBatchAction.java: a partitionId < 0 is Errors.partitionNotFoundException()
+  // (40402, "Partition not found."), asserted by ProduceBatchActionTest.testProduceNegativePartitionId.
+  it('answers a negative partition_id as a partition that does not exist (40402)', () => {
+    const error = parseRecordOrError({ partition_id: -1 }, 'entries[3].');
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toMatchObject({ errorCode: 40402, field: 'entries[3].partition_id' });
   });
 
   it('rejects unknown record fields, naming them', () => {
