@@ -1,15 +1,12 @@
-import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testKafka } from '../helpers/kafka.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   createTopic,
-  loadHandlers,
   produceEvent,
   readBack,
   reportLines,
   totalRecords,
 } from '../helpers/publish-client.js';
-import { usePublishEnv } from '../helpers/publish-env.js';
+import { usePublishApi } from '../helpers/publish-env.js';
 
 // Where Tally answers as Confluent REST Proxy answers (issue 20), through the handlers, against the
 // real broker: each case names the peer's source that says what REST Proxy does
@@ -24,17 +21,11 @@ const PEER = {
 };
 
 describe('REST Proxy v3 produce: Content-Type and charset', () => {
-  const admin: Admin = testKafka('tally-test-restproxy-ct').admin();
-  let api: Awaited<ReturnType<typeof loadHandlers>>;
+  const ctx = usePublishApi('tally-test-restproxy-ct');
   let topic: string;
-
   beforeAll(async () => {
-    await usePublishEnv();
-    await admin.connect();
-    api = await loadHandlers();
-    topic = await createTopic(admin, 1);
+    topic = await createTopic(ctx.admin, 1);
   });
-  afterAll(() => admin.disconnect());
 
   const record = { value: { type: 'STRING', data: 'x' } };
   const cases: Array<{ contentType: string; status: number; peer: string }> = [
@@ -47,25 +38,25 @@ describe('REST Proxy v3 produce: Content-Type and charset', () => {
   ];
 
   it.each(cases)('$contentType → $status ($peer)', async ({ contentType, status }) => {
-    const before = await totalRecords(admin, topic);
-    for (const produce of [api.produce, api.batch]) {
-      const body = produce === api.batch ? { entries: [{ id: 'a', ...record }] } : record;
+    const before = await totalRecords(ctx.admin, topic);
+    for (const produce of [ctx.api.produce, ctx.api.batch]) {
+      const body = produce === ctx.api.batch ? { entries: [{ id: 'a', ...record }] } : record;
       const response = await produce(produceEvent(topic, body, { 'content-type': contentType }));
-      const expected = produce === api.batch && status === 200 ? 207 : status;
+      const expected = produce === ctx.api.batch && status === 200 ? 207 : status;
       expect(response.statusCode, response.body).toBe(expected);
       if (status >= 400) expect(JSON.parse(response.body).field).toBe('Content-Type');
     }
     const written = status === 200 ? 2 : 0;
-    expect(await totalRecords(admin, topic)).toBe(before + written);
+    expect(await totalRecords(ctx.admin, topic)).toBe(before + written);
   });
 
   it('reads an ISO-8859-1 body as ISO-8859-1 (é is one byte there)', async () => {
     const latin1 = Buffer.from('{"value": {"type": "STRING", "data": "caf\u00e9"}}', 'latin1');
-    const own = await createTopic(admin, 1);
+    const own = await createTopic(ctx.admin, 1);
     const event = produceEvent(own, latin1.toString('base64'), {
       'content-type': 'application/json; charset=ISO-8859-1',
     });
-    const response = await api.produce({ ...event, isBase64Encoded: true });
+    const response = await ctx.api.produce({ ...event, isBase64Encoded: true });
     expect(reportLines(response)[0]).toMatchObject({ error_code: 200, value: { size: 5 } });
     const [written] = await readBack(own, 1);
     expect(written?.value?.toString('utf8')).toBe('caf\u00e9');
@@ -73,15 +64,7 @@ describe('REST Proxy v3 produce: Content-Type and charset', () => {
 });
 
 describe('REST Proxy v3 produce: a record it cannot produce is its entry, not the request', () => {
-  const admin: Admin = testKafka('tally-test-restproxy-records').admin();
-  let api: Awaited<ReturnType<typeof loadHandlers>>;
-
-  beforeAll(async () => {
-    await usePublishEnv();
-    await admin.connect();
-    api = await loadHandlers();
-  });
-  afterAll(() => admin.disconnect());
+  const ctx = usePublishApi('tally-test-restproxy-records');
 
   const good = (data: string) => ({ value: { type: 'STRING', data } });
   // Each: a record, the error_code of its entry, a field its message names, and the peer's word.
@@ -118,21 +101,21 @@ describe('REST Proxy v3 produce: a record it cannot produce is its entry, not th
   it.each(bad)(
     'a lone bad record → 200, its entry $code ($peer)',
     async ({ record, code, field }) => {
-      const topic = await createTopic(admin, 2);
-      const response = await api.produce(produceEvent(topic, record));
+      const topic = await createTopic(ctx.admin, 2);
+      const response = await ctx.api.produce(produceEvent(topic, record));
       expect(response.statusCode, response.body).toBe(200);
       const [entry] = reportLines(response);
       expect(entry).toMatchObject({ error_code: code, outcome: 'REJECTED' });
       expect(String(entry?.message)).toContain(field);
-      expect(await totalRecords(admin, topic)).toBe(0);
+      expect(await totalRecords(ctx.admin, topic)).toBe(0);
     },
   );
 
   // StreamingResponse.java: each record's result or error is written in turn; the next goes on.
   it('streams every bad record in its place, sends the others, and spends no seq on the bad ones', async () => {
-    const topic = await createTopic(admin, 2);
+    const topic = await createTopic(ctx.admin, 2);
     const stream = [good('a'), ...bad.map((b) => b.record), good('b')];
-    const response = await api.produce(
+    const response = await ctx.api.produce(
       produceEvent(topic, stream.map((r) => JSON.stringify(r)).join('\n')),
     );
     expect(response.statusCode).toBe(200);
@@ -145,12 +128,12 @@ describe('REST Proxy v3 produce: a record it cannot produce is its entry, not th
   });
 
   it('answers the same in a batch: 207, the bad entries under failures by id', async () => {
-    const topic = await createTopic(admin, 2);
+    const topic = await createTopic(ctx.admin, 2);
     const entries = [good('a'), ...bad.map((b) => b.record), good('b')].map((r, i) => ({
       id: `e${i}`,
       ...(r as object),
     }));
-    const response = await api.batch(produceEvent(topic, { entries }));
+    const response = await ctx.api.batch(produceEvent(topic, { entries }));
     expect(response.statusCode).toBe(207);
     const body = JSON.parse(response.body) as {
       successes: Array<{ id: string; seq: number }>;
