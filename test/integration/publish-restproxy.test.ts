@@ -146,3 +146,52 @@ describe('REST Proxy v3 produce: a record it cannot produce is its entry, not th
     expect(body.failures.map((e) => e.error_code)).toEqual(bad.map((b) => b.code));
   });
 });
+
+describe('REST Proxy v3 batch produce: a batch that cannot be produced as a whole', () => {
+  const ctx = usePublishApi('tally-test-restproxy-batch');
+  const entry = (id: unknown) => ({ id, value: { type: 'STRING', data: 'x' } });
+  // ProduceBatchActionTest.java: each is a RestConstraintViolationException, status 422, 42208.
+  const cases: Array<{ name: string; body: unknown; field: string }> = [
+    { name: 'no body (testProduceBatchNullRequest)', body: '', field: 'body' },
+    { name: 'null (testProduceBatchNullRequest)', body: 'null', field: 'body' },
+    { name: 'empty batch (testProduceBatchEmptyRequest)', body: { entries: [] }, field: 'entries' },
+    {
+      name: 'ids not distinct (testProduceBatchWithDuplicateId)',
+      body: { entries: [entry('0'), entry('0')] },
+      field: 'entries[1].id',
+    },
+    {
+      name: 'null id (testProduceBatchNullIdFailure)',
+      body: { entries: [entry(null)] },
+      field: 'entries[0].id',
+    },
+    {
+      name: 'integer id (testProduceBatchIntegerIdFailure)',
+      body: { entries: [entry(0)] },
+      field: 'entries[0].id',
+    },
+    {
+      name: 'empty id (testProduceBatchEmptyStringIdFailure)',
+      body: { entries: [entry('')] },
+      field: 'entries[0].id',
+    },
+    {
+      name: '81-character id (testProduceBatchLongStringIdFailure)',
+      body: { entries: [entry('0'.repeat(81))] },
+      field: 'entries[0].id',
+    },
+    {
+      name: 'id of other characters (testProduceBatchInvalidStringIdFailure)',
+      body: { entries: [entry('€#£')] },
+      field: 'entries[0].id',
+    },
+  ];
+
+  it.each(cases)('$name → 422, error_code 42208, nothing written', async ({ body, field }) => {
+    const topic = await createTopic(ctx.admin, 1);
+    const response = await ctx.api.batch(produceEvent(topic, body));
+    expect(response.statusCode, response.body).toBe(422);
+    expect(JSON.parse(response.body)).toMatchObject({ error_code: 42208, field });
+    expect(await totalRecords(ctx.admin, topic)).toBe(0);
+  });
+});
