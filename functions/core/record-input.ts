@@ -1,11 +1,26 @@
 import { Buffer } from 'node:buffer';
-import { InvalidInputError, NotFoundError, TallyError } from './errors.js';
+import {
+  InvalidInputError,
+  NotFoundError,
+  SchemaRegistryMissingError,
+  TallyError,
+} from './errors.js';
 
 // Parses Confluent REST Proxy v3 record objects (no Schema Registry) into the bytes that will be
 // written. Every problem names the field, e.g. `value.data` or `headers[2].name`.
 
 export const DATA_TYPES = ['BINARY', 'JSON', 'STRING'] as const;
 export type DataType = (typeof DATA_TYPES)[number];
+/** REST Proxy's types that are serialized with a schema from a schema registry. */
+export const SCHEMA_TYPES: ReadonlySet<unknown> = new Set(['AVRO', 'PROTOBUF', 'JSONSCHEMA']);
+/** REST Proxy's fields that choose a key's or value's schema. */
+export const SCHEMA_FIELDS: ReadonlySet<string> = new Set([
+  'schema_id',
+  'schema_version',
+  'subject',
+  'subject_name_strategy',
+  'schema',
+]);
 
 /** A key or value as written: `bytes` null is a Kafka null (reported size -1). */
 export interface RecordData {
@@ -82,13 +97,22 @@ export function parseData(input: unknown, field: string): RecordData {
  */
 function parseDataAt(input: unknown, where: string, name: string): RecordData {
   if (!isPlainObject(input)) invalid(`${where}${name}`, 'must be an object {type, data}');
+  const { type, data } = input;
+  // REST Proxy asks its schema registry for any type that is not BINARY, JSON or STRING, an
+  // absent one included (ProduceAction.getSchema); without a registry that is its 42206.
+  if (type === undefined || SCHEMA_TYPES.has(type)) noSchemaRegistry(`${where}${name}`, type);
   for (const field in input) {
     if (field !== 'type' && field !== 'data') {
+      if (SCHEMA_FIELDS.has(field) && Object.hasOwn(input, field)) {
+        invalid(
+          `${where}${name}.${field}`,
+          `goes with a schema type (${[...SCHEMA_TYPES].join(', ')}), not ${String(type)}`,
+        );
+      }
       rejectUnknownFields(input, DATA_FIELDS, `${where}${name}.`);
       break;
     }
   }
-  const { type, data } = input;
   if (type !== 'STRING' && type !== 'BINARY' && type !== 'JSON') {
     invalid(`${where}${name}.type`, `must be one of ${DATA_TYPES.join(', ')}`);
   }
@@ -105,6 +129,14 @@ function parseDataAt(input: unknown, where: string, name: string): RecordData {
     case 'JSON':
       return { type: 'JSON', bytes: Buffer.from(JSON.stringify(data), 'utf8') };
   }
+}
+
+function noSchemaRegistry(field: string, type: unknown): never {
+  const which = type === undefined ? 'no type, so a schema is looked up' : `type ${String(type)}`;
+  throw new SchemaRegistryMissingError(
+    `Error: 42206 : Payload error. Schema Registry must be configured when using schemas. Field: ${field} (${which}); Tally has no schema registry configured.`,
+    { field },
+  );
 }
 
 export function parseHeaders(input: unknown, field: string): RecordHeader[] {

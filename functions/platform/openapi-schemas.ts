@@ -78,7 +78,11 @@ const withId = (fields: Record<string, Schema>, required: string[]) =>
 const publish: Record<string, Schema> = {
   RecordData: closed(
     {
-      type: { enum: ['BINARY', 'STRING', 'JSON'] },
+      type: {
+        enum: ['BINARY', 'STRING', 'JSON'],
+        description:
+          "AVRO, PROTOBUF, JSONSCHEMA (or no type) need a schema registry: without one, the record's report is REST Proxy's 422 'Error: 42206 : …'",
+      },
       data: {
         description: 'base64 for BINARY, text for STRING, any JSON for JSON; null: Kafka null',
       },

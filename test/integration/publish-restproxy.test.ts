@@ -18,6 +18,7 @@ const PEER = {
   batchAction: 'main/java/io/confluent/kafkarest/resources/v3/ProduceBatchAction.java',
   batchActionTest: 'test/java/io/confluent/kafkarest/resources/v3/ProduceBatchActionTest.java',
   streaming: 'main/java/io/confluent/kafkarest/response/StreamingResponse.java',
+  actionTest: 'test/java/io/confluent/kafkarest/resources/v3/ProduceActionTest.java',
 };
 
 describe('REST Proxy v3 produce: Content-Type and charset', () => {
@@ -95,6 +96,19 @@ describe('REST Proxy v3 produce: a record it cannot produce is its entry, not th
       code: 40402,
       field: 'partition_id',
       peer: PEER.batchActionTest,
+    },
+    // ProduceActionTest.produceNoSchemaRegistryDefined: 422, "Error: 42206 : Payload error. …".
+    {
+      record: { value: { type: 'AVRO', schema: '{"type": "string"}', data: 'x' } },
+      code: 422,
+      field: 'Error: 42206 : Payload error.',
+      peer: PEER.actionTest,
+    },
+    {
+      record: { key: { schema_id: 1, data: 'k' }, ...good('v') },
+      code: 422,
+      field: 'key',
+      peer: PEER.actionTest,
     },
   ];
 
