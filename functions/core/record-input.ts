@@ -30,7 +30,20 @@ export interface RecordData {
 
 export interface RecordHeader {
   readonly name: string;
+  /** The value's bytes; `NULL_HEADER_VALUE` for a Kafka null (a header with no value). */
   readonly value: Buffer;
+}
+
+/**
+ * A header's null value, as REST Proxy writes a header given `"value": null` (ProduceControllerImpl:
+ * `new RecordHeader(name, null)`). It is this one empty buffer, told apart from an empty value by
+ * identity: it is the same size on the wire (a varint length of -1 takes one byte, as 0 does),
+ * so every size Tally counts stays right, and the Kafka adapter writes it as null.
+ */
+export const NULL_HEADER_VALUE: Buffer = Buffer.alloc(0);
+
+export function isNullHeaderValue(value: Buffer): boolean {
+  return value === NULL_HEADER_VALUE;
 }
 
 export interface RecordInput {
@@ -152,11 +165,9 @@ export function parseHeaders(input: unknown, field: string): RecordHeader[] {
     if (name.startsWith(RESERVED_HEADER_PREFIX)) {
       invalid(`${at}.name`, `headers starting with "${RESERVED_HEADER_PREFIX}" are set by Tally`);
     }
-    // The producer cannot write a null header value, and turning it into "" would change it.
-    if (value === null || value === undefined) {
-      invalid(`${at}.value`, 'null header values are not supported; send "" for an empty value');
-    }
-    if (typeof value !== 'string') invalid(`${at}.value`, 'must be a base64 string');
+    // No value is a Kafka null header, not "" (REST Proxy: an absent Optional<ByteString>).
+    if (value === null || value === undefined) return { name, value: NULL_HEADER_VALUE };
+    if (typeof value !== 'string') invalid(`${at}.value`, 'must be a base64 string or null');
     return { name, value: decodeBase64(value, `${at}.value`) };
   });
 }

@@ -89,7 +89,10 @@ const publish: Record<string, Schema> = {
     },
     ['type', 'data'],
   ),
-  RecordHeader: closed({ name: { type: 'string', minLength: 1 }, value: str }, ['name', 'value']),
+  RecordHeader: {
+    ...closed({ name: { type: 'string', minLength: 1 }, value: nullable(str) }, ['name']),
+    description: 'value: base64; null or absent writes a Kafka null header, as REST Proxy does',
+  },
   ProduceRecord: {
     ...closed(recordFields, []),
     description: 'A Confluent REST Proxy v3 record; header values are base64.',

@@ -19,6 +19,7 @@ const PEER = {
   batchActionTest: 'test/java/io/confluent/kafkarest/resources/v3/ProduceBatchActionTest.java',
   streaming: 'main/java/io/confluent/kafkarest/response/StreamingResponse.java',
   actionTest: 'test/java/io/confluent/kafkarest/resources/v3/ProduceActionTest.java',
+  controller: 'main/java/io/confluent/kafkarest/controllers/ProduceControllerImpl.java',
 };
 
 describe('REST Proxy v3 produce: Content-Type and charset', () => {
@@ -207,5 +208,49 @@ describe('REST Proxy v3 batch produce: a batch that cannot be produced as a whol
     expect(response.statusCode, response.body).toBe(422);
     expect(JSON.parse(response.body)).toMatchObject({ error_code: 42208, field });
     expect(await totalRecords(ctx.admin, topic)).toBe(0);
+  });
+});
+
+// ProduceControllerImpl.java: each header becomes new RecordHeader(name, value.orElse(null)).
+describe(`REST Proxy v3 produce: a header without a value is a Kafka null header (${PEER.controller})`, () => {
+  const ctx = usePublishApi('tally-test-restproxy-headers');
+
+  it('writes null header values that a plain kafkajs consumer reads back as null', async () => {
+    const topic = await createTopic(ctx.admin, 1);
+    const headers = [
+      { name: 'null', value: null },
+      { name: 'absent' },
+      { name: 'empty', value: '' },
+      { name: 'both', value: 'YQ==' },
+      { name: 'both', value: null },
+    ];
+    const record = { value: { type: 'STRING', data: 'v' }, headers };
+    const streamed = await ctx.api.produce(produceEvent(topic, record));
+    expect(reportLines(streamed)[0]).toMatchObject({ error_code: 200 });
+    const batched = await ctx.api.batch(produceEvent(topic, { entries: [{ id: 'a', ...record }] }));
+    expect(JSON.parse(batched.body).successes).toHaveLength(1);
+    const written = await readBack(topic, 2);
+    for (const message of written) {
+      expect(message.headers?.null).toBeNull();
+      expect(message.headers?.absent).toBeNull();
+      expect(message.headers?.empty).toEqual(Buffer.alloc(0));
+      expect(message.headers?.both).toEqual([Buffer.from('a'), null]);
+      expect(message.headers?.['tally.seq']).toBeDefined();
+    }
+  });
+
+  it('keeps an Idempotency-Key retry of a null header the same request, and "" another', async () => {
+    const topic = await createTopic(ctx.admin, 1);
+    const withValue = (value: string | null) => ({
+      value: { type: 'STRING', data: 'v' },
+      headers: [{ name: 'h', value }],
+    });
+    const key = { 'idempotency-key': `null-header-${topic}` };
+    const first = await ctx.api.produce(produceEvent(topic, withValue(null), key));
+    const again = await ctx.api.produce(produceEvent(topic, withValue(null), key));
+    expect(reportLines(again)[0]).toMatchObject({ seq: reportLines(first)[0]?.seq });
+    const other = await ctx.api.produce(produceEvent(topic, withValue(''), key));
+    expect(other.statusCode).toBe(422);
+    expect(await totalRecords(ctx.admin, topic)).toBe(1);
   });
 });

@@ -8,7 +8,9 @@ import {
 import {
   DATA_TYPES,
   decodeBase64,
+  isNullHeaderValue,
   isPlainObject,
+  NULL_HEADER_VALUE,
   parseData,
   parseHeaders,
   parsePartition,
@@ -191,20 +193,21 @@ describe('parseHeaders', () => {
     expect([...(headers[2]?.value ?? [])]).toEqual([0]);
   });
 
-  it('rejects null or missing header values, naming the field ("" is the empty value)', () => {
-    const error = invalidField(
-      () =>
-        parseHeaders(
-          [
-            { name: 'a', value: '' },
-            { name: 'b', value: null },
-          ],
-          'headers',
-        ),
-      'headers[1].value',
+  // REST Proxy writes a header given no value as a Kafka null header (ProduceControllerImpl.java:
+  // new RecordHeader(name, value.orElse(null))); "" stays the empty value.
+  it('reads a null or missing header value as a Kafka null, "" as empty', () => {
+    const headers = parseHeaders(
+      [{ name: 'a', value: '' }, { name: 'b', value: null }, { name: 'c' }],
+      'headers',
     );
-    expect(error.message).toContain('""');
-    invalidField(() => parseHeaders([{ name: 'a' }], 'headers'), 'headers[0].value');
+    expect(headers.map((h) => isNullHeaderValue(h.value))).toEqual([false, true, true]);
+    expect(headers[0]?.value).toEqual(Buffer.alloc(0));
+    expect(headers[0]?.value).not.toBe(NULL_HEADER_VALUE);
+    const error = invalidField(
+      () => parseHeaders([{ name: 'a', value: 7 }], 'headers'),
+      'headers[0].value',
+    );
+    expect(error.message).toContain('or null');
   });
 
   it('accepts an empty list', () => {
