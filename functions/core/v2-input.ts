@@ -12,7 +12,8 @@ import {
   rejectUnknownFields,
 } from './record-input.js';
 
-// REST Proxy v2 / Strimzi HTTP bridge produce: `{records: [{key, value, partition?, headers?}]}`.
+// REST Proxy v2 / Strimzi HTTP bridge produce:
+// `{records: [{key, value, partition?, headers?, timestamp?}]}`.
 // The embedded format comes from Content-Type: JSON values (json) or base64 strings (binary).
 
 export type V2Format = 'json' | 'binary';
@@ -42,7 +43,19 @@ function data(input: unknown, format: V2Format, field: string): RecordData | und
   return { type: 'BINARY', bytes: decodeBase64(input, field) };
 }
 
-const RECORD_FIELDS = new Set(['key', 'value', 'partition', 'headers']);
+const RECORD_FIELDS = new Set(['key', 'value', 'partition', 'headers', 'timestamp']);
+
+/**
+ * A v2 record's timestamp as the Strimzi bridge takes it (0.30.0, strimzi-kafka-bridge#915):
+ * epoch milliseconds, as its consumer records carry them. Confluent's v2 proxy has none.
+ */
+function timestamp(input: unknown, field: string): number | undefined {
+  if (input === undefined || input === null) return undefined;
+  if (typeof input !== 'number' || !Number.isSafeInteger(input) || input < 0) {
+    throw new InvalidInputError(`${field}: epoch milliseconds, a non-negative integer`, { field });
+  }
+  return input;
+}
 const HEADER_FIELDS = new Set(['key', 'value']);
 
 function headers(input: unknown, field: string): readonly RecordHeader[] {
@@ -87,7 +100,7 @@ export function parseV2Record(
       key: data(input.key, format, `${where}.key`),
       value: data(input.value, format, `${where}.value`),
       headers: headers(input.headers, `${where}.headers`),
-      timestamp: undefined,
+      timestamp: timestamp(input.timestamp, `${where}.timestamp`),
     };
   } catch (error) {
     if (error instanceof InvalidInputError) return error;

@@ -140,6 +140,10 @@ const publish: Record<string, Schema> = {
               value: { description: 'JSON (json format) or base64 (binary format)' },
               partition: nullable(nonNegative),
               headers: list(closed({ key: { type: 'string', minLength: 1 }, value: str }, ['key'])),
+              timestamp: {
+                ...nullable(nonNegative),
+                description: 'epoch milliseconds, as the Strimzi bridge takes it (0.30.0)',
+              },
             },
             [],
           ),

@@ -254,3 +254,31 @@ describe(`REST Proxy v3 produce: a header without a value is a Kafka null header
     expect(await totalRecords(ctx.admin, topic)).toBe(1);
   });
 });
+
+// strimzi-kafka-bridge 0.30.0 (#915): a v2 record's `timestamp`, epoch milliseconds.
+describe('v2 produce: a record timestamp as the Strimzi bridge takes it', () => {
+  const ctx = usePublishApi('tally-test-restproxy-v2');
+
+  it('writes the given timestamp, and reports a bad one in that record’s offset', async () => {
+    const topic = await createTopic(ctx.admin, 1);
+    const at = Date.UTC(2026, 10, 29, 10);
+    const event = produceEvent(
+      topic,
+      {
+        records: [
+          { value: { n: 1 }, timestamp: at },
+          { value: { n: 2 }, timestamp: 'soon' },
+        ],
+      },
+      { 'content-type': 'application/vnd.kafka.json.v2+json' },
+    );
+    const response = await ctx.api.v2({ ...event, pathParameters: { topic_name: topic } });
+    expect(response.statusCode).toBe(200);
+    const { offsets } = JSON.parse(response.body);
+    expect(offsets[0]).toMatchObject({ partition: 0, offset: 0 });
+    expect(offsets[1]).toMatchObject({ partition: null, error_code: 400 });
+    expect(offsets[1].error).toContain('records[1].timestamp');
+    const [written] = await readBack(topic, 1);
+    expect(written?.timestamp).toBe(String(at));
+  });
+});

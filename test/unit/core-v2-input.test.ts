@@ -76,6 +76,20 @@ describe('parseV2Record (json)', () => {
     expect(record(parseV2Record({ value: 'v' }, 'json', 0)).key).toBeUndefined();
   });
 
+  // The Strimzi bridge 0.30.0 (strimzi-kafka-bridge#915) sets a record's timestamp from the
+  // request, in epoch milliseconds as its consumer records show them.
+  it('takes a timestamp in epoch milliseconds, as the Strimzi bridge does', () => {
+    expect(record(parseV2Record({ value: 1, timestamp: 1719663008510 }, 'json', 0)).timestamp).toBe(
+      1719663008510,
+    );
+    expect(
+      record(parseV2Record({ value: 1, timestamp: null }, 'json', 0)).timestamp,
+    ).toBeUndefined();
+    for (const bad of [-1, 1.5, '2026-11-29T10:00:00Z', '1719663008510']) {
+      problem(parseV2Record({ value: 1, timestamp: bad }, 'json', 2), 'records[2].timestamp');
+    }
+  });
+
   it('takes the partition', () => {
     expect(record(parseV2Record({ value: 1, partition: 4 }, 'json', 0)).partition).toBe(4);
     problem(parseV2Record({ value: 1, partition: -1 }, 'json', 2), 'records[2].partition');
