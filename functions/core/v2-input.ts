@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { requireMediaType } from './content-type.js';
-import { InvalidInputError } from './errors.js';
+import { InvalidInputError, UnprocessableInputError } from './errors.js';
 import {
   decodeBase64,
   isPlainObject,
@@ -126,5 +126,15 @@ export function parseV2Body(body: unknown, format: V2Format, maxRecords: number)
       { field: 'records' },
     );
   }
-  return records.map((record: unknown, i) => parseV2Record(record, format, i));
+  const parsed = records.map((record: unknown, i) => parseV2Record(record, format, i));
+  // The v2 proxy and the Strimzi bridge refuse a request holding a record that is not valid as a
+  // whole (the bridge's openapi.json: 422 "The record is not valid."): nothing is sent.
+  const invalid = parsed.find((record) => record instanceof InvalidInputError);
+  if (invalid !== undefined) {
+    throw new UnprocessableInputError(invalid.message, {
+      field: invalid.field ?? 'records',
+      cause: invalid,
+    });
+  }
+  return parsed as RecordInput[];
 }
