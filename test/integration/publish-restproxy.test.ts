@@ -1,4 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { resolveKafkaJars } from '../../infra/local/kafka-jars.js';
 import {
   createTopic,
   produceEvent,
@@ -7,6 +10,8 @@ import {
   totalRecords,
 } from '../helpers/publish-client.js';
 import { usePublishApi } from '../helpers/publish-env.js';
+
+const run = promisify(execFile);
 
 // Where Tally answers as Confluent REST Proxy answers (issue 20), through the handlers, against the
 // real broker: each case names the peer's source that says what REST Proxy does
@@ -238,6 +243,31 @@ describe(`REST Proxy v3 produce: a header without a value is a Kafka null header
       expect(message.headers?.['tally.seq']).toBeDefined();
     }
   });
+
+  // Kafka's own Java consumer, the client REST Proxy users read with (test/fixtures/NullHeaderReader.java).
+  it('writes null header values that Kafka’s Java consumer reads as null', async () => {
+    const topic = await createTopic(ctx.admin, 1);
+    const headers = [
+      { name: 'n', value: null },
+      { name: 'e', value: '' },
+      { name: 'v', value: 'eA==' },
+    ];
+    const response = await ctx.api.produce(
+      produceEvent(topic, { value: { type: 'STRING', data: 'v' }, headers }),
+    );
+    expect(reportLines(response)[0]).toMatchObject({ error_code: 200 });
+    const { classpath } = await resolveKafkaJars();
+    const { stdout } = await run(
+      'java',
+      ['-cp', classpath, 'test/fixtures/NullHeaderReader.java', inject('kafkaBrokers'), topic],
+      { timeout: 60_000 },
+    );
+    expect(stdout.split('\n').filter((line) => /^[nev]=/.test(line))).toEqual([
+      'n=null',
+      "e=''",
+      "v='x'",
+    ]);
+  }, 90_000);
 
   it('keeps an Idempotency-Key retry of a null header the same request, and "" another', async () => {
     const topic = await createTopic(ctx.admin, 1);
