@@ -1,4 +1,4 @@
-import { InvalidInputError, UnprocessableInputError } from './errors.js';
+import { InvalidInputError, type TallyError, UnprocessableInputError } from './errors.js';
 import {
   isPlainObject,
   parseRecordOrError,
@@ -7,40 +7,52 @@ import {
 } from './record-input.js';
 
 // REST Proxy v3 batch produce: `{entries: [{id, ...record}]}`. A problem with the list itself
-// (ids, count) refuses the whole request with 422 and nothing is produced; a problem inside one
-// entry's record is that entry's failure.
+// (empty, too long, ids not distinct, an id that is not one) refuses the whole request with 422
+// and error_code 42208, as REST Proxy's Errors.produceBatchException does (ProduceBatchAction.java,
+// ProduceBatchActionTest.java), and nothing is produced; a problem inside one entry's record is
+// that entry's failure.
 
 const ENTRY_ID = /^[0-9a-zA-Z_-]{1,80}$/;
 
 export interface BatchEntries {
   readonly ids: readonly string[];
-  readonly records: ReadonlyArray<RecordInput | InvalidInputError>;
+  readonly records: ReadonlyArray<RecordInput | TallyError>;
 }
 
-function refuse(field: string, message: string): never {
-  throw new UnprocessableInputError(`${field}: ${message}`, { field });
+/** REST Proxy's code for a batch that cannot be produced as a whole. */
+export const BATCH_ERROR_CODE = 42208;
+
+export function refuseBatch(field: string, message: string): never {
+  throw new UnprocessableInputError(`${field}: ${message}`, {
+    field,
+    errorCode: BATCH_ERROR_CODE,
+  });
 }
 
 export function parseBatch(body: unknown, maxEntries: number): BatchEntries {
+  if (body === null) refuseBatch('body', 'the request body is empty; {entries: [...]} is required');
   if (!isPlainObject(body))
     throw new InvalidInputError('body: must be an object {entries: [...]}', { field: 'body' });
   rejectUnknownFields(body, new Set(['entries']), '');
   const { entries } = body;
-  if (!Array.isArray(entries) || entries.length === 0)
-    refuse('entries', 'must be a non-empty list');
+  if (!Array.isArray(entries))
+    throw new InvalidInputError('entries: must be a list', { field: 'entries' });
+  if (entries.length === 0) refuseBatch('entries', 'must be a non-empty list (empty batch)');
   if (entries.length > maxEntries) {
-    refuse('entries', `has ${entries.length} entries; at most ${maxEntries} are accepted`);
+    refuseBatch('entries', `has ${entries.length} entries; at most ${maxEntries} are accepted`);
   }
   const ids: string[] = [];
   const seen = new Set<string>();
   const records = entries.map((entry: unknown, i) => {
-    if (!isPlainObject(entry)) refuse(`entries[${i}]`, 'must be an object');
+    if (!isPlainObject(entry)) {
+      throw new InvalidInputError(`entries[${i}]: must be an object`, { field: `entries[${i}]` });
+    }
     const { id } = entry;
     if (typeof id !== 'string' || !ENTRY_ID.test(id)) {
-      refuse(`entries[${i}].id`, 'must be a string of 1-80 characters from [0-9a-zA-Z_-]');
+      refuseBatch(`entries[${i}].id`, 'must be a string of 1-80 characters from [0-9a-zA-Z_-]');
     }
     if (seen.has(id))
-      refuse(`entries[${i}].id`, `"${id}" is used by another entry; ids must be distinct`);
+      refuseBatch(`entries[${i}].id`, `"${id}" is used by another entry; ids must be distinct`);
     seen.add(id);
     ids.push(id);
     return parseRecordOrError(entry, `entries[${i}].`, 'id');

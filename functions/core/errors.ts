@@ -47,6 +47,17 @@ export class UnprocessableInputError extends TallyError {
   readonly retriable = false;
 }
 
+/**
+ * A key or value that needs a schema (AVRO, PROTOBUF, JSONSCHEMA, or no type at all) while no
+ * schema registry is configured: REST Proxy's answer is 422 with its code 42206 in the message
+ * ("Error: 42206 : Payload error. …", SchemaManagerThrowing.java, ProduceActionTest.java).
+ */
+export class SchemaRegistryMissingError extends TallyError {
+  readonly code = 'SCHEMA_REGISTRY_MISSING';
+  readonly status = 422;
+  readonly retriable = false;
+}
+
 export class PayloadTooLargeError extends TallyError {
   readonly code = 'PAYLOAD_TOO_LARGE';
   readonly status = 413;

@@ -9,7 +9,7 @@ import { partitionForKey } from './murmur2.js';
 import type { RecordOutcome } from './outcomes.js';
 import type { PublishRequest } from './publish.js';
 import type { OutgoingRecord, TopicDescription } from './publish-ports.js';
-import type { RecordInput } from './record-input.js';
+import { isNullHeaderValue, type RecordInput } from './record-input.js';
 import { bodyBytes, headerBytes, headerNameBytes, singleRecordBatchOf } from './record-size.js';
 import { isInternalTopic, topicNameProblem } from './topic-names.js';
 
@@ -118,7 +118,12 @@ export function fingerprint(request: PublishRequest): string {
     const headers =
       record.headers.length === 0
         ? '[]'
-        : JSON.stringify(record.headers.map((h) => [h.name, h.value?.toString('base64') ?? null]));
+        : JSON.stringify(
+            record.headers.map((h) => [
+              h.name,
+              isNullHeaderValue(h.value) ? null : h.value.toString('base64'),
+            ]),
+          );
     hash.update(
       `[${jsonNumber(record.partition)},${dataJson(record.key)},${dataJson(record.value)},${headers},${jsonNumber(record.timestamp)}]`,
     );

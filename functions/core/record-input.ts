@@ -1,11 +1,26 @@
 import { Buffer } from 'node:buffer';
-import { InvalidInputError } from './errors.js';
+import {
+  InvalidInputError,
+  NotFoundError,
+  SchemaRegistryMissingError,
+  TallyError,
+} from './errors.js';
 
 // Parses Confluent REST Proxy v3 record objects (no Schema Registry) into the bytes that will be
 // written. Every problem names the field, e.g. `value.data` or `headers[2].name`.
 
 export const DATA_TYPES = ['BINARY', 'JSON', 'STRING'] as const;
 export type DataType = (typeof DATA_TYPES)[number];
+/** REST Proxy's types that are serialized with a schema from a schema registry. */
+export const SCHEMA_TYPES: ReadonlySet<unknown> = new Set(['AVRO', 'PROTOBUF', 'JSONSCHEMA']);
+/** REST Proxy's fields that choose a key's or value's schema. */
+export const SCHEMA_FIELDS: ReadonlySet<string> = new Set([
+  'schema_id',
+  'schema_version',
+  'subject',
+  'subject_name_strategy',
+  'schema',
+]);
 
 /** A key or value as written: `bytes` null is a Kafka null (reported size -1). */
 export interface RecordData {
@@ -15,7 +30,20 @@ export interface RecordData {
 
 export interface RecordHeader {
   readonly name: string;
+  /** The value's bytes; `NULL_HEADER_VALUE` for a Kafka null (a header with no value). */
   readonly value: Buffer;
+}
+
+/**
+ * A header's null value, as REST Proxy writes a header given `"value": null` (ProduceControllerImpl:
+ * `new RecordHeader(name, null)`). It is this one empty buffer, told apart from an empty value by
+ * identity: it is the same size on the wire (a varint length of -1 takes one byte, as 0 does),
+ * so every size Tally counts stays right, and the Kafka adapter writes it as null.
+ */
+export const NULL_HEADER_VALUE: Buffer = Buffer.alloc(0);
+
+export function isNullHeaderValue(value: Buffer): boolean {
+  return value === NULL_HEADER_VALUE;
 }
 
 export interface RecordInput {
@@ -93,13 +121,22 @@ export function parseData(input: unknown, field: string): RecordData {
  */
 function parseDataAt(input: unknown, where: string, name: string): RecordData {
   if (!isPlainObject(input)) invalid(`${where}${name}`, 'must be an object {type, data}');
+  const { type, data } = input;
+  // REST Proxy asks its schema registry for any type that is not BINARY, JSON or STRING, an
+  // absent one included (ProduceAction.getSchema); without a registry that is its 42206.
+  if (type === undefined || SCHEMA_TYPES.has(type)) noSchemaRegistry(`${where}${name}`, type);
   for (const field in input) {
     if (field !== 'type' && field !== 'data') {
+      if (SCHEMA_FIELDS.has(field) && Object.hasOwn(input, field)) {
+        invalid(
+          `${where}${name}.${field}`,
+          `goes with a schema type (${[...SCHEMA_TYPES].join(', ')}), not ${String(type)}`,
+        );
+      }
       rejectUnknownFields(input, DATA_FIELDS, `${where}${name}.`);
       break;
     }
   }
-  const { type, data } = input;
   if (type !== 'STRING' && type !== 'BINARY' && type !== 'JSON') {
     invalid(`${where}${name}.type`, `must be one of ${DATA_TYPES.join(', ')}`);
   }
@@ -118,6 +155,14 @@ function parseDataAt(input: unknown, where: string, name: string): RecordData {
   }
 }
 
+function noSchemaRegistry(field: string, type: unknown): never {
+  const which = type === undefined ? 'no type, so a schema is looked up' : `type ${String(type)}`;
+  throw new SchemaRegistryMissingError(
+    `Error: 42206 : Payload error. Schema Registry must be configured when using schemas. Field: ${field} (${which}); Tally has no schema registry configured.`,
+    { field },
+  );
+}
+
 export function parseHeaders(input: unknown, field: string): RecordHeader[] {
   if (!Array.isArray(input)) invalid(field, 'must be a list of {name, value}');
   return input.map((header: unknown, i) => {
@@ -131,11 +176,9 @@ export function parseHeaders(input: unknown, field: string): RecordHeader[] {
     if (name.startsWith(RESERVED_HEADER_PREFIX)) {
       invalid(`${at}.name`, `headers starting with "${RESERVED_HEADER_PREFIX}" are set by Tally`);
     }
-    // The producer cannot write a null header value, and turning it into "" would change it.
-    if (value === null || value === undefined) {
-      invalid(`${at}.value`, 'null header values are not supported; send "" for an empty value');
-    }
-    if (typeof value !== 'string') invalid(`${at}.value`, 'must be a base64 string');
+    // No value is a Kafka null header, not "" (REST Proxy: an absent Optional<ByteString>).
+    if (value === null || value === undefined) return { name, value: NULL_HEADER_VALUE };
+    if (typeof value !== 'string') invalid(`${at}.value`, 'must be a base64 string or null');
     return { name, value: decodeBase64(value, `${at}.value`) };
   });
 }
@@ -146,6 +189,21 @@ export function parsePartition(input: unknown, field: string): number | undefine
     invalid(field, 'must be a non-negative integer');
   }
   return input;
+}
+
+/**
+ * A v3 record's partition_id: a negative one is a partition that does not exist (40402, as
+ * REST Proxy's ProduceBatchAction answers it); one past the topic's count is found so later,
+ * when the topic is known (publish-plan.ts checkRecord).
+ */
+function parsePartitionId(input: unknown, field: string): number | undefined {
+  if (typeof input === 'number' && Number.isSafeInteger(input) && input < 0) {
+    throw new NotFoundError(`${field}: partition ${input} does not exist`, {
+      field,
+      errorCode: 40402,
+    });
+  }
+  return parsePartition(input, field);
 }
 
 export function parseTimestamp(input: unknown, field: string): number | undefined {
@@ -181,7 +239,7 @@ export function parseRecord(input: unknown, where = '', ignored?: string): Recor
   const { partition_id, key, value, headers, timestamp } = input;
   return {
     partition:
-      partition_id == null ? undefined : parsePartition(partition_id, `${where}partition_id`),
+      partition_id == null ? undefined : parsePartitionId(partition_id, `${where}partition_id`),
     // An absent or null key/value object means "no key"/"no value" (a Kafka null).
     key: key == null ? undefined : parseDataAt(key, where, 'key'),
     value: value == null ? undefined : parseDataAt(value, where, 'value'),
@@ -190,16 +248,16 @@ export function parseRecord(input: unknown, where = '', ignored?: string): Recor
   };
 }
 
-/** A record, or the 400 that says what is wrong with it (reported in its place). */
+/** A record, or the 4xx that says what is wrong with it (reported in its place). */
 export function parseRecordOrError(
   input: unknown,
   where = '',
   ignored?: string,
-): RecordInput | InvalidInputError {
+): RecordInput | TallyError {
   try {
     return parseRecord(input, where, ignored);
   } catch (error) {
-    if (error instanceof InvalidInputError) return error;
+    if (error instanceof TallyError && error.status < 500) return error;
     throw error;
   }
 }

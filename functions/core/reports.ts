@@ -51,12 +51,22 @@ export function recordReport(
     topic_name: result.topic,
     partition_id: outcome.partition,
     offset: Number(outcome.offset),
-    timestamp: new Date(record.timestamp).toISOString(),
+    timestamp: restProxyTimestamp(record.timestamp),
     ...(key && { key }),
     ...(value && { value }),
     stream: result.stream,
     seq: record.seq,
   };
+}
+
+/**
+ * A record's timestamp as REST Proxy writes it: Jackson's `Instant` (ISO_INSTANT), which leaves
+ * out a fraction of zero (`…:01Z`) and writes milliseconds otherwise (`…:01.250Z`). Kafka
+ * timestamps are whole milliseconds, so there is never a finer fraction to write.
+ */
+export function restProxyTimestamp(epochMs: number): string {
+  const iso = new Date(epochMs).toISOString();
+  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
 }
 
 /** HTTP status of a report: the first three digits of its error_code (40403 → 404). */
@@ -151,7 +161,7 @@ function ackedReportWriter(clusterId: string, result: PublishResult) {
   return (opening: string, record: Published, outcome: Acked): string => {
     if (record.timestamp !== timestamp) {
       timestamp = record.timestamp;
-      timestampJson = JSON.stringify(new Date(timestamp).toISOString());
+      timestampJson = JSON.stringify(restProxyTimestamp(timestamp));
     }
     const { key, value } = record.input;
     return `${opening}${shared}${jsonNumber(outcome.partition)},"offset":${jsonNumber(Number(outcome.offset))},"timestamp":${timestampJson}${key === undefined ? '' : `,"key":${dataJson(key)}`}${value === undefined ? '' : `,"value":${dataJson(value)}`}${stream}${jsonNumber(record.seq)}}`;

@@ -78,14 +78,21 @@ const withId = (fields: Record<string, Schema>, required: string[]) =>
 const publish: Record<string, Schema> = {
   RecordData: closed(
     {
-      type: { enum: ['BINARY', 'STRING', 'JSON'] },
+      type: {
+        enum: ['BINARY', 'STRING', 'JSON'],
+        description:
+          "AVRO, PROTOBUF, JSONSCHEMA (or no type) need a schema registry: without one, the record's report is REST Proxy's 422 'Error: 42206 : …'",
+      },
       data: {
         description: 'base64 for BINARY, text for STRING, any JSON for JSON; null: Kafka null',
       },
     },
     ['type', 'data'],
   ),
-  RecordHeader: closed({ name: { type: 'string', minLength: 1 }, value: str }, ['name', 'value']),
+  RecordHeader: {
+    ...closed({ name: { type: 'string', minLength: 1 }, value: nullable(str) }, ['name']),
+    description: 'value: base64; null or absent writes a Kafka null header, as REST Proxy does',
+  },
   ProduceRecord: {
     ...closed(recordFields, []),
     description: 'A Confluent REST Proxy v3 record; header values are base64.',
@@ -133,6 +140,10 @@ const publish: Record<string, Schema> = {
               value: { description: 'JSON (json format) or base64 (binary format)' },
               partition: nullable(nonNegative),
               headers: list(closed({ key: { type: 'string', minLength: 1 }, value: str }, ['key'])),
+              timestamp: {
+                ...nullable(nonNegative),
+                description: 'epoch milliseconds, as the Strimzi bridge takes it (0.30.0)',
+              },
             },
             [],
           ),

@@ -147,25 +147,27 @@ const produceLines: Content = {
 const sentOutOfTime =
   'the function ran out of time (outcome UNKNOWN): records may have been sent; look them up by Idempotency-Key or stream and seq';
 const publishRefusals = {
-  '400': 'malformed JSON, an unknown field, bad base64, a bad header or too many records (v2)',
+  '400':
+    'malformed JSON, a charset that is not known (Content-Type), or a v2 body that is not {records: [...]} or has too many records',
   '403': 'the caller lacks the publish scope, or may not publish to this topic',
   '404': 'unknown cluster (v3) or topic (40403)',
   '409': withRetryAfter(
     problem('the same Idempotency-Key is in flight, or raced by another request'),
   ),
   '413': 'the body is over TALLY_MAX_REQUEST_BYTES',
+  '415': 'a Content-Type other than application/json (v3), as REST Proxy answers',
   '422':
-    'bad or duplicate entry ids, too many entries, or an Idempotency-Key reused with another body',
+    'a batch that cannot be produced as a whole (42208: empty, too many entries, ids not distinct or not valid), an empty v3 body (42206), a v2 record that is not valid, or an Idempotency-Key reused with another body',
   '429': withRetryAfter(
     problem('this instance is at TALLY_MAX_CONCURRENT_REQUESTS: nothing was sent'),
   ),
 };
 const publishErrors = errors(publishRefusals, 'calls dependencies', sentOutOfTime);
-/** A single record's report has its code as the status: the same statuses, with a report line. */
+/** A single record not written on Tally's side (5xx) has its code as the status, with its line. */
 const produceErrors: Record<string, Response> = Object.fromEntries(
   Object.entries(publishErrors).map(([status, response]) => [
     status,
-    status === '401' || status === '500'
+    Number(status) < 502
       ? response
       : {
           ...response,
@@ -182,7 +184,7 @@ const produce: Operation = {
   operationId: 'produceRecords',
   summary: 'Produce one record, or several concatenated (streaming)',
   description:
-    "Confluent REST Proxy v3 produce. The body is one record object or several JSON objects one after another. The answer is one report per record, each a JSON line followed by CRLF, with content-type application/json. A single record: its report's code is the status (40403 → 404). Several: 200, each line its own outcome. Errors before any record is read (auth, cluster, size, 429) are one error object with no CRLF.",
+    "Confluent REST Proxy v3 produce. The body is one record object or several JSON objects one after another. The answer is one report per record, each a JSON line followed by CRLF, with content-type application/json, and status 200 as REST Proxy answers: a record that cannot be produced (bad field 400, partition 40402, schema 422 / 42206, too large 413, refused by the broker) is its line's error_code. A single record not written for a reason on Tally's side (502, 503, 504) makes the status. Errors before any record is read (auth, Content-Type, cluster, topic, size, 429) are one error object with no CRLF.",
   tags: ['publish'],
   security: scopes('publish'),
   parameters: [clusterId, topicName, ...publishHeaders],
@@ -192,7 +194,7 @@ const produce: Operation = {
   },
   responses: {
     '200': {
-      description: "one report per record; a single record's report is ACKED",
+      description: 'one report per record: where it landed, or why it was not written',
       content: produceLines,
     },
     ...produceErrors,

@@ -8,12 +8,13 @@ import { beginV3Produce, runPublish } from './request.js';
 
 export const handler = httpHandler('publish', async (event, context, caller) => {
   const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
-  if (values.length !== 1) {
+  if (values.length > 1) {
     throw new InvalidInputError('body: must be exactly one JSON object {entries: [...]}', {
       field: 'body',
     });
   }
-  const { ids, records } = parseBatch(values[0], rt.config.maxBatchEntries);
+  // No body at all is REST Proxy's "Request body is empty" (42208), as a JSON null is.
+  const { ids, records } = parseBatch(values[0] ?? null, rt.config.maxBatchEntries);
   return runPublish(rt, { ...options, records }, context, (result) => ({
     statusCode: 207,
     headers: { 'content-type': 'application/json' },

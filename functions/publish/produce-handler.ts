@@ -1,5 +1,8 @@
 // POST /v3/clusters/{cluster_id}/topics/{topic_name}/records — REST Proxy v3 produce: one record
-// object, or several concatenated (streaming), each answered by a report line.
+// object, or several concatenated (streaming), each answered by a report line. As in REST Proxy,
+// a record's problem is its line's error_code and the answer is 200 (ProduceAction.java streams
+// every record's result or error); only a lone record that was not written for a reason on
+// Tally's side (5xx: not sent, unknown, refused) makes the status, so HTTP retry logic sees it.
 import { UnprocessableInputError } from '../core/errors.js';
 import { parseRecordOrError } from '../core/record-input.js';
 import { httpStatusOf, produceResponseLines, recordReport } from '../core/reports.js';
@@ -9,17 +12,23 @@ import { beginV3Produce, runPublish } from './request.js';
 export const handler = httpHandler('publish', async (event, context, caller) => {
   const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
   if (values.length === 0) {
-    throw new UnprocessableInputError('body: at least one record is required', { field: 'body' });
+    // REST Proxy: Errors.invalidPayloadException("Null input provided. Data is required."), 42206.
+    throw new UnprocessableInputError('body: at least one record is required', {
+      field: 'body',
+      errorCode: 42206,
+    });
   }
   const records = values.map((value) => parseRecordOrError(value));
   return runPublish(rt, { ...options, records }, context, (result) => {
     const first = result.results[0];
-    if (first === undefined || result.results.length > 1) {
+    const single =
+      first !== undefined && result.results.length === 1
+        ? recordReport(clusterId, result, first)
+        : undefined;
+    if (single === undefined || httpStatusOf(single.error_code) < 500) {
       const body = produceResponseLines(clusterId, result);
       return { statusCode: 200, headers: { 'content-type': 'application/json' }, body };
     }
-    // One record: its report's code is the response's status.
-    const single = recordReport(clusterId, result, first);
     const retryAfter = single.error_code === 503 ? { 'retry-after': '1' } : {};
     return {
       statusCode: httpStatusOf(single.error_code),

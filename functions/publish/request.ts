@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { type Caller, requirePublishTo } from '../core/access.js';
+import { charsetDecoder, requireMediaType } from '../core/content-type.js';
 import { Deadline } from '../core/deadline.js';
 import { InvalidInputError, OverloadedError } from '../core/errors.js';
 import { parseJsonSequence } from '../core/json-stream.js';
@@ -80,9 +81,13 @@ export function publishOptions(
   return { topic, stream, idempotencyKey, deadline, now };
 }
 
-/** The body's JSON values, within both request limits (bytes, then records). */
-export function bodyValues(event: HttpEvent, rt: PublishRuntime): unknown[] {
-  return parseJsonSequence(bodyText(event, rt.config.maxRequestBytes), rt.config.maxBatchEntries);
+/**
+ * The body's JSON values, within both request limits (bytes, then records), read in the charset
+ * its Content-Type names (400 for one that is not known).
+ */
+export function bodyValues(event: HttpEvent, rt: PublishRuntime, charset?: string): unknown[] {
+  const text = bodyText(event, rt.config.maxRequestBytes, charsetDecoder(charset));
+  return parseJsonSequence(text, rt.config.maxBatchEntries);
 }
 
 let inFlight = 0;
@@ -131,9 +136,12 @@ export async function beginV3Produce(
   context: Context | undefined,
   caller: Caller,
 ) {
+  // REST Proxy's v3 produce routes consume application/json only: 415 before anything else.
+  const { charset } = requireMediaType(header(event, 'content-type'), ['application/json']);
+  charsetDecoder(charset);
   const rt = await publishRuntime();
   const clusterId = pathParameter(event, 'cluster_id');
   const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'), caller);
   await checkCluster(rt, clusterId, options.deadline);
-  return { rt, clusterId, options, values: bodyValues(event, rt) };
+  return { rt, clusterId, options, values: bodyValues(event, rt, charset) };
 }

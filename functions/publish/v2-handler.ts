@@ -1,5 +1,6 @@
 // POST /topics/{topic_name} — REST Proxy v2 / Strimzi HTTP bridge produce, for clients that
 // predate v3: `{records: [...]}` → `{offsets: [...]}`.
+import { charsetDecoder } from '../core/content-type.js';
 import { InvalidInputError } from '../core/errors.js';
 import { v2ResponseBody } from '../core/reports.js';
 import { parseV2Body, v2Format } from '../core/v2-input.js';
@@ -9,9 +10,10 @@ import { publishRuntime } from './runtime.js';
 
 export const handler = httpHandler('publish', async (event, context, caller) => {
   const rt = await publishRuntime();
-  const format = v2Format(header(event, 'content-type'));
+  const { format, charset } = v2Format(header(event, 'content-type'));
+  charsetDecoder(charset);
   const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'), caller);
-  const values = bodyValues(event, rt);
+  const values = bodyValues(event, rt, charset);
   if (values.length !== 1) {
     throw new InvalidInputError('body: must be exactly one JSON object {records: [...]}', {
       field: 'body',

@@ -1,10 +1,12 @@
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import {
   createLocalTables,
   localDynamoDbClient,
   tableEnvironment,
 } from '../../infra/local/local-tables.js';
 import { testAuthEnv } from './http-event.js';
+import { testKafka } from './kafka.js';
+import { loadHandlers } from './publish-client.js';
 import { uniqueName } from './unique-name.js';
 
 /**
@@ -28,4 +30,22 @@ export async function usePublishEnv(
   };
   Object.assign(process.env, env);
   return env;
+}
+
+/**
+ * A describe block's publish setup: fresh tables and environment, an admin client connected for
+ * the block, and the publish handlers of one module instance; `ctx.api` is set before the tests.
+ */
+export function usePublishApi(clientId: string, extra: Record<string, string> = {}) {
+  const ctx = {
+    admin: testKafka(clientId).admin(),
+    api: undefined as unknown as Awaited<ReturnType<typeof loadHandlers>>,
+  };
+  beforeAll(async () => {
+    await usePublishEnv(extra);
+    await ctx.admin.connect();
+    ctx.api = await loadHandlers();
+  });
+  afterAll(() => ctx.admin.disconnect());
+  return ctx;
 }

@@ -65,6 +65,7 @@ describe('batch produce (v3 records:batch) and v2 produce', () => {
     for (const [body, expected] of cases) {
       const response = await api.batch(produceEvent(topic, body));
       expect(response.statusCode, JSON.stringify(body).slice(0, 80)).toBe(422);
+      expect(JSON.parse(response.body)).toMatchObject({ error_code: 42208 });
       expect(JSON.parse(response.body).message).toContain(expected);
     }
     expect(await totalRecords(admin, topic)).toBe(0);

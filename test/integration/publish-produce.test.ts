@@ -49,7 +49,7 @@ describe('POST /v3/clusters/{cluster_id}/topics/{topic_name}/records', () => {
       topic_name: topic,
       partition_id: partition,
       offset: 0,
-      timestamp: '2026-11-29T10:00:00.000Z',
+      timestamp: '2026-11-29T10:00:00Z',
       key: { type: 'STRING', size: 7 },
       value: { type: 'JSON', size: 5 },
       stream: topic,
@@ -142,28 +142,43 @@ describe('POST /v3/clusters/{cluster_id}/topics/{topic_name}/records', () => {
     const missing = await api.produce(
       produceEvent(topic, { partition_id: 2, value: { type: 'STRING', data: 'p2' } }),
     );
-    expect(missing.statusCode).toBe(404);
+    expect(missing.statusCode).toBe(200);
     expect(reportLines(missing)[0]).toMatchObject({ error_code: 40402 });
     expect(await totalRecords(admin, topic)).toBe(1);
   });
 
-  it('refuses bad input with a 4xx naming the field, and writes nothing', async () => {
+  it('refuses a body that is not records with a 4xx naming it, and writes nothing', async () => {
     const topic = await createTopic(admin);
-    const cases: Array<[string, number, string]> = [
-      ['', 422, 'body'],
-      ['{"value": {"type": "STRING", "data": "x"}', 400, 'body'],
-      ['{"value": {"type": "AVRO", "data": "x"}}', 400, 'value.type'],
-      ['{"valu": {"type": "STRING", "data": "x"}}', 400, 'valu'],
-      ['{"value": {"type": "STRING"}}', 400, 'value.data'],
-      ['{"timestamp": "yesterday", "value": {"type": "STRING", "data": "x"}}', 400, 'timestamp'],
-      ['{"headers": [{"name": "tally.seq", "value": ""}]}', 400, 'headers[0].name'],
-      ['{"headers": [{"name": "h", "value": null}]}', 400, 'headers[0].value'],
+    const cases: Array<[string, number, number]> = [
+      ['', 422, 42206],
+      ['{"value": {"type": "STRING", "data": "x"}', 400, 400],
     ];
-    for (const [body, status, field] of cases) {
+    for (const [body, status, code] of cases) {
       const response = await api.produce(produceEvent(topic, body));
       expect(response.statusCode, body).toBe(status);
       const parsed = JSON.parse(response.body.trim()) as { message: string; error_code: number };
-      expect(parsed.message, body).toContain(field);
+      expect(parsed, body).toMatchObject({ error_code: code, field: 'body' });
+    }
+    expect(await totalRecords(admin, topic)).toBe(0);
+  });
+
+  // As REST Proxy answers a record it cannot produce (ProduceActionNoSchemaIntegrationTest:
+  // produceWithInvalidData_throwsBadRequest → 200, error_code 400): in the record's line.
+  it('reports a bad record in its line, naming the field, with 200 and nothing written', async () => {
+    const topic = await createTopic(admin);
+    const cases: Array<[string, string]> = [
+      ['{"value": {"type": "AVRO2", "data": "x"}}', 'value.type'],
+      ['{"valu": {"type": "STRING", "data": "x"}}', 'valu'],
+      ['{"value": {"type": "STRING"}}', 'value.data'],
+      ['{"timestamp": "yesterday", "value": {"type": "STRING", "data": "x"}}', 'timestamp'],
+      ['{"headers": [{"name": "tally.seq", "value": ""}]}', 'headers[0].name'],
+    ];
+    for (const [body, field] of cases) {
+      const response = await api.produce(produceEvent(topic, body));
+      expect(response.statusCode, body).toBe(200);
+      const [report] = reportLines(response);
+      expect(report, body).toMatchObject({ error_code: 400, outcome: 'REJECTED' });
+      expect(String(report?.message), body).toContain(field);
     }
     expect(await totalRecords(admin, topic)).toBe(0);
   });
@@ -196,7 +211,8 @@ describe('POST /v3/clusters/{cluster_id}/topics/{topic_name}/records', () => {
     const big = { value: { type: 'STRING', data: 'x'.repeat(4096) } };
     const small = { value: { type: 'STRING', data: 'y' } };
     const single = await api.produce(produceEvent(topic, big));
-    expect(single.statusCode).toBe(413);
+    expect(single.statusCode).toBe(200);
+    expect(reportLines(single)[0]).toMatchObject({ error_code: 413 });
     expect(reportLines(single)[0]?.message).toContain('max.message.bytes');
     const mixed = await api.produce(
       produceEvent(topic, JSON.stringify(big) + JSON.stringify(small)),
@@ -210,7 +226,7 @@ describe('POST /v3/clusters/{cluster_id}/topics/{topic_name}/records', () => {
     const topic = await createTopic(admin, 1, { 'message.timestamp.before.max.ms': '3600000' });
     const old = { value: { type: 'STRING', data: 'x' }, timestamp: '2020-01-01T00:00:00Z' };
     const response = await api.produce(produceEvent(topic, old));
-    expect(response.statusCode).toBe(422);
+    expect(response.statusCode).toBe(200);
     const [report] = reportLines(response);
     expect(report).toMatchObject({ error_code: 422, outcome: 'FAILED', retriable: false, seq: 1 });
     expect(String(report?.message)).toContain('INVALID_TIMESTAMP');

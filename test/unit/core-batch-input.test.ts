@@ -19,6 +19,9 @@ function refused(body: unknown, field: string, maxEntries = 10): UnprocessableIn
   expect(error).toBeInstanceOf(UnprocessableInputError);
   const refusal = error as UnprocessableInputError;
   expect(refusal.status).toBe(422);
+  // REST Proxy's Errors.produceBatchException: 42208 (ProduceBatchActionTest.java asserts it for
+  // an empty batch, too many entries, ids not distinct, and an id that is not a valid string).
+  expect(refusal.errorCode).toBe(42208);
   expect(refusal.field).toBe(field);
   expect(refusal.message.startsWith(`${field}: `)).toBe(true);
   return refusal;
@@ -69,10 +72,17 @@ describe('parseBatch', () => {
     expect(error.message).toContain('distinct');
   });
 
-  it('rejects an empty or missing entries list', () => {
+  it('rejects an empty batch, or no body at all, with 42208', () => {
     refused({ entries: [] }, 'entries');
-    refused({}, 'entries');
-    refused({ entries: { id: 'a' } }, 'entries');
+    refused(null, 'body');
+  });
+
+  it('rejects a missing or non-list entries field with 400 (a body REST Proxy cannot map)', () => {
+    for (const body of [{}, { entries: { id: 'a' } }]) {
+      const error = thrownBy(() => parseBatch(body, 10));
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect((error as InvalidInputError).field).toBe('entries');
+    }
   });
 
   it('accepts exactly maxEntries and rejects one more', () => {
@@ -83,8 +93,10 @@ describe('parseBatch', () => {
     expect(error.message).toContain('3');
   });
 
-  it('rejects an entry that is not an object', () => {
-    refused({ entries: [{ id: 'a' }, 'b'] }, 'entries[1]');
+  it('rejects an entry that is not an object with 400', () => {
+    const error = thrownBy(() => parseBatch({ entries: [{ id: 'a' }, 'b'] }, 10));
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).field).toBe('entries[1]');
   });
 
   it('rejects a body that is not an object with 400', () => {

@@ -11,7 +11,7 @@ import {
   type StampSource,
   stamp,
 } from '../../functions/core/publish-plan.js';
-import type { RecordInput } from '../../functions/core/record-input.js';
+import { NULL_HEADER_VALUE, type RecordInput } from '../../functions/core/record-input.js';
 import { singleRecordBatchBytes } from '../../functions/core/record-size.js';
 
 // Stamping builds a request's repeated header values once and sizes records without stamping
@@ -161,7 +161,10 @@ describe('fingerprint', () => {
           record.key?.bytes?.toString('base64') ?? null,
           record.value?.type ?? null,
           record.value?.bytes?.toString('base64') ?? null,
-          record.headers.map((h) => [h.name, h.value?.toString('base64') ?? null]),
+          record.headers.map((h) => [
+            h.name,
+            h.value === NULL_HEADER_VALUE ? null : h.value.toString('base64'),
+          ]),
           record.timestamp ?? null,
         ]),
       );
@@ -176,6 +179,24 @@ describe('fingerprint', () => {
       })
       .map((more) => ({ ...record, ...more })),
   );
+
+  it('tells a null header value from an empty one', () => {
+    const request = (value: Buffer) =>
+      ({
+        topic: 't',
+        stream: 't',
+        records: [
+          {
+            partition: undefined,
+            key: undefined,
+            value: undefined,
+            timestamp: undefined,
+            headers: [{ name: 'h', value }],
+          },
+        ],
+      }) as unknown as PublishRequest;
+    expect(fingerprint(request(NULL_HEADER_VALUE))).not.toBe(fingerprint(request(Buffer.alloc(0))));
+  });
 
   it('is the digest it always was, for any records (refused ones skipped)', () => {
     fc.assert(

@@ -1,10 +1,16 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../functions/core/errors.js';
+import {
+  InvalidInputError,
+  NotFoundError,
+  SchemaRegistryMissingError,
+} from '../../functions/core/errors.js';
 import {
   DATA_TYPES,
   decodeBase64,
+  isNullHeaderValue,
   isPlainObject,
+  NULL_HEADER_VALUE,
   parseData,
   parseHeaders,
   parsePartition,
@@ -16,14 +22,18 @@ import {
   rejectUnknownFields,
 } from '../../functions/core/record-input.js';
 
-/** Runs `fn`, expecting an InvalidInputError about `field`; returns it. */
-function invalidField(fn: () => unknown, field: string): InvalidInputError {
-  let thrown: unknown;
+function thrownBy(fn: () => unknown): unknown {
   try {
     fn();
   } catch (error) {
-    thrown = error;
+    return error;
   }
+  return undefined;
+}
+
+/** Runs `fn`, expecting an InvalidInputError about `field`; returns it. */
+function invalidField(fn: () => unknown, field: string): InvalidInputError {
+  const thrown = thrownBy(fn);
   expect(thrown).toBeInstanceOf(InvalidInputError);
   const error = thrown as InvalidInputError;
   expect(error.field).toBe(field);
@@ -105,11 +115,37 @@ describe('parseData', () => {
   });
 
   it('rejects an unknown type, naming value.type', () => {
-    const error = invalidField(() => parseData({ type: 'AVRO', data: 'x' }, 'value'), 'value.type');
+    const error = invalidField(
+      () => parseData({ type: 'AVRO2', data: 'x' }, 'value'),
+      'value.type',
+    );
     expect(error.message).toContain('BINARY, JSON, STRING');
     invalidField(() => parseData({ type: 'string', data: 'x' }, 'value'), 'value.type');
-    invalidField(() => parseData({ data: 'x' }, 'key'), 'key.type');
     invalidField(() => parseData({ type: 1, data: 'x' }, 'key'), 'key.type');
+  });
+
+  // Without a schema registry REST Proxy answers every schema type, and a key or value with no
+  // type (ProduceAction.getSchema asks the registry then), with SchemaManagerThrowing's
+  // Errors.invalidPayloadException: a 422 whose message carries 42206 (ProduceActionTest.java
+  // produceNoSchemaRegistryDefined, ProduceBatchActionTest.java testProduceNoSchemaRegistryDefined).
+  it.each([
+    [{ type: 'AVRO', schema: '{"type": "string"}', data: 'x' }, 'type AVRO'],
+    [{ type: 'PROTOBUF', schema_id: 1, data: {} }, 'type PROTOBUF'],
+    [{ type: 'JSONSCHEMA', subject: 's', schema_version: 2, data: {} }, 'type JSONSCHEMA'],
+    [{ schema_id: 7, data: { a: 1 } }, 'no type'],
+    [{ subject_name_strategy: 'TOPIC_NAME', data: 'x' }, 'no type'],
+    [{ data: 'x' }, 'no type'],
+  ])('answers %j as REST Proxy without a registry: 422, 42206', (input, which) => {
+    const error = thrownBy(() => parseData(input, 'value'));
+    expect(error).toBeInstanceOf(SchemaRegistryMissingError);
+    const missing = error as SchemaRegistryMissingError;
+    expect(missing.status).toBe(422);
+    expect(missing.errorCode).toBe(422);
+    expect(missing.field).toBe('value');
+    expect(missing.message).toMatch(
+      /^Error: 42206 : Payload error\. Schema Registry must be configured when using schemas\./,
+    );
+    expect(missing.message).toContain(which);
   });
 
   it('rejects data of the wrong JSON type for BINARY and STRING', () => {
@@ -126,10 +162,18 @@ describe('parseData', () => {
     invalidField(() => parseData(null, 'value'), 'value');
     invalidField(() => parseData(['STRING', 'x'], 'value'), 'value');
     const error = invalidField(
-      () => parseData({ type: 'STRING', data: 'x', schema: 's' }, 'value'),
-      'value.schema',
+      () => parseData({ type: 'STRING', data: 'x', schemas: 's' }, 'value'),
+      'value.schemas',
     );
     expect(error.message).toContain('unknown field');
+  });
+
+  it('refuses a schema field on a type without a schema, naming it', () => {
+    const error = invalidField(
+      () => parseData({ type: 'STRING', data: 'x', schema_id: 3 }, 'value'),
+      'value.schema_id',
+    );
+    expect(error.message).toContain('AVRO, PROTOBUF, JSONSCHEMA');
   });
 });
 
@@ -149,20 +193,21 @@ describe('parseHeaders', () => {
     expect([...(headers[2]?.value ?? [])]).toEqual([0]);
   });
 
-  it('rejects null or missing header values, naming the field ("" is the empty value)', () => {
-    const error = invalidField(
-      () =>
-        parseHeaders(
-          [
-            { name: 'a', value: '' },
-            { name: 'b', value: null },
-          ],
-          'headers',
-        ),
-      'headers[1].value',
+  // REST Proxy writes a header given no value as a Kafka null header (ProduceControllerImpl.java:
+  // new RecordHeader(name, value.orElse(null))); "" stays the empty value.
+  it('reads a null or missing header value as a Kafka null, "" as empty', () => {
+    const headers = parseHeaders(
+      [{ name: 'a', value: '' }, { name: 'b', value: null }, { name: 'c' }],
+      'headers',
     );
-    expect(error.message).toContain('""');
-    invalidField(() => parseHeaders([{ name: 'a' }], 'headers'), 'headers[0].value');
+    expect(headers.map((h) => isNullHeaderValue(h.value))).toEqual([false, true, true]);
+    expect(headers[0]?.value).toEqual(Buffer.alloc(0));
+    expect(headers[0]?.value).not.toBe(NULL_HEADER_VALUE);
+    const error = invalidField(
+      () => parseHeaders([{ name: 'a', value: 7 }], 'headers'),
+      'headers[0].value',
+    );
+    expect(error.message).toContain('or null');
   });
 
   it('accepts an empty list', () => {
@@ -338,8 +383,16 @@ describe('parseRecord', () => {
         }),
       'headers[1].name',
     );
-    invalidField(() => parseRecord({ partition_id: -1 }), 'partition_id');
+    invalidField(() => parseRecord({ partition_id: 1.5 }), 'partition_id');
     invalidField(() => parseRecord({ timestamp: '2026-11-29T16:00:00' }), 'timestamp');
+  });
+
+  // kafka-rest ProduceBatchAction.java: a partitionId < 0 is Errors.partitionNotFoundException()
+  // (40402, "Partition not found."), asserted by ProduceBatchActionTest.testProduceNegativePartitionId.
+  it('answers a negative partition_id as a partition that does not exist (40402)', () => {
+    const error = parseRecordOrError({ partition_id: -1 }, 'entries[3].');
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toMatchObject({ errorCode: 40402, field: 'entries[3].partition_id' });
   });
 
   it('rejects unknown record fields, naming them', () => {

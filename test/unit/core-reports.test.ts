@@ -10,6 +10,7 @@ import {
   httpStatusOf,
   produceResponseLines,
   recordReport,
+  restProxyTimestamp,
   v2Offset,
   v2ResponseBody,
 } from '../../functions/core/reports.js';
@@ -208,6 +209,37 @@ describe('batchResponseBody', () => {
     const record = published({ status: 'ACKED', partition: 1, offset: '5' });
     expect(batchResponseBody(CLUSTER, [], resultOf(record))).toBe(
       throughObjects(CLUSTER, [], resultOf(record)),
+    );
+  });
+});
+
+describe('restProxyTimestamp', () => {
+  // REST Proxy writes ProduceResponse.timestamp, a java.time.Instant, with Jackson's
+  // ISO_INSTANT: no fraction when it is zero, else milliseconds (kafka-rest
+  // entities/v3/ProduceResponse.java).
+  it('leaves out a fraction of zero, as REST Proxy does', () => {
+    expect(restProxyTimestamp(1000)).toBe('1970-01-01T00:00:01Z');
+    expect(restProxyTimestamp(Date.UTC(2026, 10, 29, 10))).toBe('2026-11-29T10:00:00Z');
+  });
+
+  it('writes milliseconds when there are some', () => {
+    expect(restProxyTimestamp(1250)).toBe('1970-01-01T00:00:01.250Z');
+    expect(restProxyTimestamp(1001)).toBe('1970-01-01T00:00:01.001Z');
+  });
+
+  it('is what a whole-second ACKED report carries, written directly or not', () => {
+    const acked: RecordOutcome = { status: 'ACKED', partition: 0, offset: '1' };
+    const record: RecordResult = {
+      kind: 'published',
+      input,
+      seq: 1,
+      partition: 0,
+      timestamp: 5000,
+      outcome: acked,
+    };
+    expect(recordReport(CLUSTER, resultOf(record), record).timestamp).toBe('1970-01-01T00:00:05Z');
+    expect(produceResponseLines(CLUSTER, resultOf(record))).toContain(
+      '"timestamp":"1970-01-01T00:00:05Z"',
     );
   });
 });

@@ -1,6 +1,10 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, UnsupportedMediaTypeError } from '../../functions/core/errors.js';
+import {
+  InvalidInputError,
+  UnprocessableInputError,
+  UnsupportedMediaTypeError,
+} from '../../functions/core/errors.js';
 import type { RecordInput } from '../../functions/core/record-input.js';
 import { parseV2Body, parseV2Record, v2Format } from '../../functions/core/v2-input.js';
 
@@ -28,20 +32,20 @@ function problem(result: RecordInput | InvalidInputError, field: string): Invali
 
 describe('v2Format', () => {
   it('reads the embedded format from Content-Type', () => {
-    expect(v2Format('application/vnd.kafka.json.v2+json')).toBe('json');
-    expect(v2Format('application/vnd.kafka.binary.v2+json')).toBe('binary');
-    expect(v2Format('application/json')).toBe('json');
+    expect(v2Format('application/vnd.kafka.json.v2+json').format).toBe('json');
+    expect(v2Format('application/vnd.kafka.binary.v2+json').format).toBe('binary');
+    expect(v2Format('application/json').format).toBe('json');
   });
 
   it('defaults to json without a Content-Type', () => {
-    expect(v2Format(undefined)).toBe('json');
+    expect(v2Format(undefined).format).toBe('json');
   });
 
   it('ignores parameters, case and whitespace', () => {
-    expect(v2Format('application/json; charset=utf-8')).toBe('json');
-    expect(v2Format('application/vnd.kafka.binary.v2+json; charset=utf-8')).toBe('binary');
-    expect(v2Format('Application/VND.Kafka.JSON.v2+json')).toBe('json');
-    expect(v2Format('  application/json ;charset=UTF-8')).toBe('json');
+    expect(v2Format('application/json; charset=utf-8').format).toBe('json');
+    expect(v2Format('application/vnd.kafka.binary.v2+json; charset=utf-8').format).toBe('binary');
+    expect(v2Format('Application/VND.Kafka.JSON.v2+json').format).toBe('json');
+    expect(v2Format('  application/json ;charset=UTF-8').format).toBe('json');
   });
 
   it.each([
@@ -74,6 +78,20 @@ describe('parseV2Record (json)', () => {
     expect(r.key).toEqual({ type: 'JSON', bytes: null });
     expect(r.value?.bytes?.toString()).toBe('1');
     expect(record(parseV2Record({ value: 'v' }, 'json', 0)).key).toBeUndefined();
+  });
+
+  // The Strimzi bridge 0.30.0 (strimzi-kafka-bridge#915) sets a record's timestamp from the
+  // request, in epoch milliseconds as its consumer records show them.
+  it('takes a timestamp in epoch milliseconds, as the Strimzi bridge does', () => {
+    expect(record(parseV2Record({ value: 1, timestamp: 1719663008510 }, 'json', 0)).timestamp).toBe(
+      1719663008510,
+    );
+    expect(
+      record(parseV2Record({ value: 1, timestamp: null }, 'json', 0)).timestamp,
+    ).toBeUndefined();
+    for (const bad of [-1, 1.5, '2026-11-29T10:00:00Z', '1719663008510']) {
+      problem(parseV2Record({ value: 1, timestamp: bad }, 'json', 2), 'records[2].timestamp');
+    }
   });
 
   it('takes the partition', () => {
@@ -147,16 +165,27 @@ describe('parseV2Record (binary)', () => {
 });
 
 describe('parseV2Body', () => {
-  it('parses each record, problems in place', () => {
+  it('parses each record', () => {
     const results = parseV2Body(
-      { records: [{ value: 'aGk=' }, { value: 7 }, { key: 'AA', value: null }] },
+      { records: [{ value: 'aGk=' }, { key: 'AA', value: null }] },
       'binary',
       10,
     );
-    expect(results).toHaveLength(3);
+    expect(results).toHaveLength(2);
     expect(record(results[0] as RecordInput).value?.bytes?.toString()).toBe('hi');
-    problem(results[1] as InvalidInputError, 'records[1].value');
-    expect(record(results[2] as RecordInput).value?.bytes).toBeNull();
+    expect(record(results[1] as RecordInput).value?.bytes).toBeNull();
+  });
+
+  // The Strimzi bridge's openapi.json (POST /topics/{topicname}): 422 "The record is not valid."
+  it('refuses the whole request with 422 for one record that is not valid, naming it', () => {
+    let thrown: unknown;
+    try {
+      parseV2Body({ records: [{ value: 'aGk=' }, { value: 7 }] }, 'binary', 10);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(UnprocessableInputError);
+    expect(thrown).toMatchObject({ status: 422, field: 'records[1].value' });
   });
 
   it('accepts and ignores schema fields', () => {

@@ -6,6 +6,7 @@ import { SESSION_HEADER } from '../../core/publish-plan.js';
 import type { OutgoingRecord, RecordSender } from '../../core/publish-ports.js';
 import { bodyBytes, headerBytes, headerNameBytes } from '../../core/record-size.js';
 import { createLeaderGuard, heldIn, type LeaderGuard, NO_PARTITION } from './leader-guard.js';
+import { encodeNullHeaderValues } from './null-header-values.js';
 import {
   type BatchResult,
   partitionBatches,
@@ -49,6 +50,7 @@ export interface RecordSenderOptions {
  * producer: the next send starts a new session (new producer id, new `tally.session`).
  */
 export function createRecordSender(kafka: Kafka, options: RecordSenderOptions) {
+  encodeNullHeaderValues();
   let current: Session | undefined;
   // Several partitions of one send can fail at once: a session is retired (and logged) once.
   const retired = new WeakSet<Session>();
