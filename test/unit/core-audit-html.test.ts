@@ -2,20 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { AuditReport, LinkedFindings } from '../../functions/core/audit.js';
 import { escapeHtml, renderAuditHtml } from '../../functions/core/audit-html.js';
 import type { BucketRow } from '../../functions/core/stream-audit.js';
+import { bucketRow, noFindings } from '../helpers/audit-findings.js';
 
-const empty = (stream: string): LinkedFindings => ({
-  stream,
-  produced: 0,
-  inLog: 0,
-  processed: {},
-  producerDuplicates: [],
-  consumerDuplicates: [],
-  lost: [],
-  pending: [],
-  unknownLanded: [],
-  unknownAbsent: [],
-  buckets: [],
-});
+const empty = (stream: string): LinkedFindings => ({ ...noFindings(stream), buckets: [] });
 
 const report = (streams: LinkedFindings[]): AuditReport => ({
   topic: 'orders.v1',
@@ -52,30 +41,18 @@ const busy: LinkedFindings = {
   unknownLanded: [{ seq: 33, partition: 1, offset: 4242 }],
   unknownAbsent: [[95, 100]],
   buckets: [
-    {
-      start: '2024-05-01T11:55:00.000Z',
-      produced: 60,
-      inLog: 50,
-      notInLedger: 0,
-      duplicatesInLog: 1,
-      lost: 10,
-      unknownAbsent: 0,
-      processed: { billing: 40 },
-      pending: { billing: 10 },
-      redelivered: { billing: 10 },
-    },
-    {
-      start: '2024-05-01T12:00:00.000Z',
-      produced: 40,
-      inLog: 30,
-      notInLedger: 0,
-      duplicatesInLog: 0,
-      lost: 0,
-      unknownAbsent: 6,
-      processed: { billing: 0 },
-      pending: { billing: 30 },
-      redelivered: { billing: 0 },
-    },
+    bucketRow(
+      '2024-05-01T11:55:00.000Z',
+      { produced: 60, inLog: 50, duplicatesInLog: 1, lost: 10 },
+      'billing',
+      { processed: 40, pending: 10, redelivered: 10 },
+    ),
+    bucketRow(
+      '2024-05-01T12:00:00.000Z',
+      { produced: 40, inLog: 30, unknownAbsent: 6 },
+      'billing',
+      { processed: 0, pending: 30, redelivered: 0 },
+    ),
   ],
 };
 

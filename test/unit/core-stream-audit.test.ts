@@ -3,6 +3,7 @@ import { bucketOf, RecentRecords, StreamLog, TopicLog } from '../../functions/co
 import type { RecordOutcome } from '../../functions/core/outcomes.js';
 import type { LedgerBlock } from '../../functions/core/publish-ports.js';
 import { StreamAudit } from '../../functions/core/stream-audit.js';
+import { bucketRow, noFindings } from '../helpers/audit-findings.js';
 
 const MINUTE = 60_000;
 const T0 = Date.parse('2026-11-29T10:00:00Z');
@@ -50,16 +51,10 @@ describe('stream audit', () => {
     const { audit } = clean(5);
     audit.addReceipts('billing', [[1, 5]]);
     expect(audit.findings(true)).toEqual({
-      stream: 's',
+      ...noFindings('s'),
       produced: 5,
       inLog: 5,
       processed: { billing: 5 },
-      producerDuplicates: [],
-      consumerDuplicates: [],
-      lost: [],
-      pending: [],
-      unknownLanded: [],
-      unknownAbsent: [],
     });
     expect(audit.missingPlacements().isEmpty).toBe(true);
   });
@@ -160,30 +155,17 @@ describe('stream audit', () => {
       [5, 7],
     ]);
     expect(audit.buckets(true)).toEqual([
-      {
-        start: '2026-11-29T10:00:00.000Z',
-        produced: 4,
-        inLog: 3,
-        notInLedger: 0,
-        duplicatesInLog: 0,
-        lost: 1,
-        unknownAbsent: 0,
-        processed: { billing: 2 },
-        pending: { billing: 1 },
-        redelivered: { billing: 1 },
-      },
-      {
-        start: '2026-11-29T10:01:00.000Z',
-        produced: 2,
-        inLog: 3,
-        notInLedger: 1,
-        duplicatesInLog: 1,
-        lost: 0,
-        unknownAbsent: 0,
-        processed: { billing: 3 },
-        pending: { billing: 0 },
-        redelivered: { billing: 0 },
-      },
+      bucketRow('2026-11-29T10:00:00.000Z', { produced: 4, inLog: 3, lost: 1 }, 'billing', {
+        processed: 2,
+        pending: 1,
+        redelivered: 1,
+      }),
+      bucketRow(
+        '2026-11-29T10:01:00.000Z',
+        { produced: 2, inLog: 3, notInLedger: 1, duplicatesInLog: 1 },
+        'billing',
+        { processed: 3, pending: 0, redelivered: 0 },
+      ),
     ]);
   });
 });

@@ -1,0 +1,330 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import {
+  type AuditPorts,
+  type AuditReport,
+  type AuditRequest,
+  createAuditor,
+  type ScannedRecord,
+} from '../../functions/core/audit.js';
+import type { CheckpointJson } from '../../functions/core/audit-state.js';
+import type { RecordOutcome } from '../../functions/core/outcomes.js';
+import type { LedgerBlock } from '../../functions/core/publish-ports.js';
+import type { SeqRange } from '../../functions/core/seq-ranges.js';
+
+// A simulated world for audit unit tests that run the same operations on two worlds and compare
+// their reports: a ledger, a topic of one or more partitions, receipts of one group, stream
+// counters and a checkpoint, on fake ports and a simulated clock. Used by the incremental-audit
+// test (one partition, blocks on another topic, rewrites) and the fan-out test (six partitions).
+
+export const T0 = Date.UTC(2026, 10, 1);
+export const MINUTE = 60_000;
+export const TOPIC = 'orders';
+export const STREAMS = ['orders', 'refunds'];
+export const GROUP = 'billing';
+
+export type Fate = 'ACKED' | 'UNKNOWN_LANDED' | 'UNKNOWN_ABSENT' | 'NOT_SENT' | 'LOST';
+
+export type Op =
+  /** `topic` (default TOPIC): a block published to another topic has no record in this log. */
+  | { kind: 'publish'; stream: number; fates: Fate[]; topic?: 'orders' | 'other' }
+  | { kind: 'hole'; stream: number; size: number }
+  | { kind: 'rewrite'; stream: number; pick: number; to: 'ACKED' | 'NOT_SENT' | 'UNKNOWN' }
+  /** A second copy (session p2) of a picked block's first record, on `partition` (default 0). */
+  | { kind: 'duplicate'; stream: number; pick: number; partition?: number }
+  | { kind: 'receive'; stream: number; pick: number; size: number }
+  | { kind: 'untracked'; partition: number }
+  | { kind: 'wait'; minutes: number }
+  | { kind: 'audit' };
+
+export interface WorldOptions {
+  /** How many partitions the topic has: a stream's records are spread over every one. */
+  readonly partitions: number;
+  /** The ledger also lists the blocks written since a time (forEachChangedBlock). */
+  readonly incremental?: boolean;
+  /** Passed as the request's ledgerLagMs when set. */
+  readonly ledgerLagMs?: number;
+}
+
+/** What two worlds' reports can be compared on: all but the timings. */
+export const comparable = (report: AuditReport): AuditReport => {
+  const { timingsMs: _, ...rest } = report;
+  return rest;
+};
+
+/** One world: a ledger, a log of `partitions` partitions, receipts, counters, a checkpoint. */
+export class AuditWorld {
+  now = T0;
+  readonly blocks = new Map<string, Map<number, LedgerBlock>>();
+  readonly partitions: ScannedRecord[][];
+  readonly receipts = new Map<string, SeqRange[]>();
+  readonly counters = new Map<string, { lastSeq: number; updatedAt: number }>();
+  checkpoint: { state: CheckpointJson; version: number } | undefined;
+  /** Slice → the reads still allowed before its deadline (undefined: no limit). */
+  readonly budgets = new Map<string, number>();
+  /** Blocks handed over by the audit's ledger reads, and how many full reads. */
+  blocksRead = 0;
+  fullReads = 0;
+  #turn = 0;
+
+  constructor(readonly options: WorldOptions) {
+    this.partitions = Array.from({ length: options.partitions }, () => []);
+  }
+
+  protected put(block: LedgerBlock): void {
+    const blocks = this.blocks.get(block.stream) ?? new Map<number, LedgerBlock>();
+    this.blocks.set(block.stream, blocks);
+    blocks.set(block.firstSeq, { ...block, writtenAt: this.now });
+  }
+
+  protected sorted(stream: string): LedgerBlock[] {
+    return [...(this.blocks.get(stream)?.values() ?? [])].sort((a, b) => a.firstSeq - b.firstSeq);
+  }
+
+  pick(stream: string, pick: number): LedgerBlock | undefined {
+    const all = this.sorted(stream);
+    return all.length === 0 ? undefined : all[pick % all.length];
+  }
+
+  append(partition: number, headers: ScannedRecord['headers']): number {
+    const log = this.partitions[partition] as ScannedRecord[];
+    log.push({ partition, offset: log.length, timestamp: this.now, headers });
+    return log.length - 1;
+  }
+
+  #appendCopy(partition: number, stream: string, seq: number, session: string): number {
+    const headers = { 'tally.stream': stream, 'tally.seq': String(seq), 'tally.session': session };
+    return this.append(partition, headers);
+  }
+
+  allocate(stream: string, n: number): number {
+    const counter = this.counters.get(stream) ?? { lastSeq: 0, updatedAt: 0 };
+    this.counters.set(stream, { lastSeq: counter.lastSeq + n, updatedAt: this.now });
+    return counter.lastSeq + 1;
+  }
+
+  apply(op: Op): void {
+    const stream = 'stream' in op ? (STREAMS[op.stream % STREAMS.length] as string) : '';
+    const count = this.options.partitions;
+    switch (op.kind) {
+      case 'publish': {
+        const topic = op.topic ?? TOPIC;
+        const firstSeq = this.allocate(stream, op.fates.length);
+        const outcomes = op.fates.map((fate, i): RecordOutcome => {
+          const seq = firstSeq + i;
+          // Records of one stream land on every partition, as keyed records do.
+          const partition = this.#turn++ % count;
+          if (fate === 'NOT_SENT') return { status: 'NOT_SENT', message: 'deadline' };
+          if (fate === 'UNKNOWN_ABSENT') return { status: 'UNKNOWN', message: 'timeout' };
+          if (fate === 'LOST') return { status: 'ACKED', partition, offset: '99999' };
+          const offset = topic === TOPIC ? this.#appendCopy(partition, stream, seq, 'p1') : 0;
+          return fate === 'ACKED'
+            ? { status: 'ACKED', partition, offset: String(offset) }
+            : { status: 'UNKNOWN', message: 'timeout' };
+        });
+        this.put({ stream, firstSeq, topic, session: 'p1', idempotencyKey: undefined, outcomes });
+        return;
+      }
+      case 'hole':
+        this.allocate(stream, op.size);
+        return;
+      case 'rewrite': {
+        // A retry or a late answer rewrites the block (its write time too, as updatedAt does).
+        const block = this.pick(stream, op.pick);
+        if (block === undefined || block.outcomes.every((o) => o.status === 'VOID')) return;
+        const outcomes = block.outcomes.map((o, i): RecordOutcome => {
+          if (o.status !== 'UNKNOWN' || i % 2 === 1) return o;
+          if (op.to === 'ACKED') return { status: 'ACKED', partition: 0, offset: '0' };
+          if (op.to === 'NOT_SENT') return { status: 'NOT_SENT', message: 'late answer' };
+          return o;
+        });
+        this.put({ ...block, outcomes });
+        return;
+      }
+      case 'duplicate': {
+        const block = this.pick(stream, op.pick);
+        if (block?.topic === TOPIC)
+          this.#appendCopy((op.partition ?? 0) % count, stream, block.firstSeq, 'p2');
+        return;
+      }
+      case 'receive': {
+        const block = this.pick(stream, op.pick);
+        if (block === undefined) return;
+        const runs = this.receipts.get(stream) ?? [];
+        runs.push([block.firstSeq, block.firstSeq + op.size - 1]);
+        this.receipts.set(stream, runs);
+        return;
+      }
+      case 'untracked':
+        this.append(op.partition % count, {});
+        return;
+      case 'wait':
+        this.now += op.minutes * MINUTE;
+        return;
+      case 'audit':
+        return;
+    }
+  }
+
+  #ledger(): AuditPorts['ledger'] {
+    const ledger: AuditPorts['ledger'] = {
+      forEachBlock: async (stream, onBlock) => {
+        this.fullReads++;
+        for (const block of this.sorted(stream)) {
+          this.blocksRead++;
+          onBlock(block);
+        }
+      },
+      find: async (stream, seq) =>
+        this.sorted(stream).find((b) => seq >= b.firstSeq && seq < b.firstSeq + b.outcomes.length),
+      write: async (block) => {
+        this.put(block);
+        return String(this.now); // no publisher writes during a run here: every settling lands
+      },
+    };
+    if (this.options.incremental)
+      ledger.forEachChangedBlock = async (stream, since, onBlock) => {
+        for (const block of this.sorted(stream).reverse()) {
+          if ((block.writtenAt ?? 0) < since) continue;
+          this.blocksRead++;
+          onBlock(block);
+        }
+      };
+    return ledger;
+  }
+
+  #scan(): AuditPorts['log']['scan'] {
+    return async (_topic, request, onRecord) => {
+      const next = new Map<number, number>();
+      const logStart = new Map<number, number>();
+      let scanned = 0;
+      let complete = true;
+      // The slice whose deadline this is, when a test cut it short.
+      const budgetOf = [...this.budgets].find(([slice]) => {
+        const [first] = slice.split('-').map(Number);
+        return request.until?.has(first as number);
+      });
+      let budget = budgetOf?.[1] ?? Number.POSITIVE_INFINITY;
+      this.partitions.forEach((log, partition) => {
+        const until = request.until ? request.until.get(partition) : log.length;
+        if (until === undefined) return;
+        logStart.set(partition, 0);
+        const from = request.from?.get(partition) ?? 0;
+        let at = from;
+        for (; at < Math.min(until, log.length); at++) {
+          if (budget-- <= 0) {
+            complete = false;
+            break;
+          }
+          onRecord(log[at] as ScannedRecord);
+          scanned++;
+        }
+        next.set(partition, at);
+      });
+      if (budgetOf) this.budgets.delete(budgetOf[0]);
+      return { scanned, next, logStart, complete };
+    };
+  }
+
+  ports(): AuditPorts {
+    return {
+      clock: () => this.now,
+      ledger: this.#ledger(),
+      log: { scan: this.#scan() },
+      receipts: {
+        forEachBatch: async (group, stream, onBatch) => {
+          if (group !== GROUP) return;
+          for (const run of this.receipts.get(stream) ?? []) onBatch({ seqs: [run] });
+        },
+        counts: async () => [],
+      },
+      checkpoints: {
+        load: async () => this.checkpoint && structuredClone(this.checkpoint),
+        save: async (_topic, state, version) => {
+          expect(this.checkpoint?.version ?? 0).toBe(version);
+          this.checkpoint = { state: JSON.parse(JSON.stringify(state)), version: version + 1 };
+        },
+      },
+      seqFates: {
+        counter: { read: async (stream) => this.counters.get(stream) },
+        ledger: {
+          void: async (block) => {
+            if (this.blocks.get(block.stream)?.has(block.firstSeq)) return false;
+            this.put(block);
+            return true;
+          },
+          fill: async (block) => {
+            if (this.blocks.get(block.stream)?.has(block.firstSeq)) return false;
+            this.put(block);
+            return true;
+          },
+        },
+      },
+    };
+  }
+
+  request(fanOut?: readonly string[]): AuditRequest {
+    const { ledgerLagMs } = this.options;
+    return {
+      topic: TOPIC,
+      groups: [GROUP],
+      streams: STREAMS,
+      scanDeadlineAt: this.now + MINUTE,
+      horizonMs: 10 * MINUTE,
+      bucketMs: 5 * MINUTE,
+      retentionMs: 60 * MINUTE,
+      ...(ledgerLagMs !== undefined && { ledgerLagMs }),
+      ...(fanOut && { fanOut: { slices: fanOut } }),
+    };
+  }
+
+  /** One sequential audit, comparable with another world's. */
+  async audit(): Promise<AuditReport> {
+    return comparable(await createAuditor(this.ports()).run(this.request()));
+  }
+}
+
+/**
+ * Applies every op to each of the worlds in turn, in step; after each `audit` op, `onAudit` (which
+ * audits the worlds and compares their reports).
+ */
+export async function applyInStep(
+  worlds: readonly AuditWorld[],
+  ops: readonly Op[],
+  onAudit: () => Promise<void> = async () => {},
+): Promise<void> {
+  for (const op of ops) {
+    for (const world of worlds) world.apply(op);
+    if (op.kind === 'audit') await onAudit();
+  }
+}
+
+const fateArb = fc.constantFrom<Fate>(
+  'ACKED',
+  'ACKED',
+  'ACKED',
+  'UNKNOWN_LANDED',
+  'UNKNOWN_ABSENT',
+  'NOT_SENT',
+  'LOST',
+);
+
+/** Arbitraries of the ops both tests draw (each weighs and completes them its own way). */
+export const opArbs = {
+  /** A publish of 1 to `maxFates` records (mostly ACKED) to a stream, and to a `topic` if given. */
+  publish: (maxFates: number, topic?: fc.Arbitrary<'orders' | 'other'>): fc.Arbitrary<Op> => {
+    const publish = {
+      kind: fc.constant('publish' as const),
+      stream: fc.nat(1),
+      fates: fc.array(fateArb, { minLength: 1, maxLength: maxFates }),
+    };
+    return topic === undefined ? fc.record(publish) : fc.record({ ...publish, topic });
+  },
+  receive: fc.record({
+    kind: fc.constant('receive' as const),
+    stream: fc.nat(1),
+    pick: fc.nat(50),
+    size: fc.integer({ min: 1, max: 4 }),
+  }),
+  wait: fc.record({ kind: fc.constant('wait' as const), minutes: fc.integer({ min: 1, max: 40 }) }),
+};
