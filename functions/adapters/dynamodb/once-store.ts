@@ -1,0 +1,163 @@
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { MarkKey, OnceStore, StoredMark, StreamMarks } from '../../core/once.js';
+import type { DoneRange } from '../../core/once-ranges.js';
+import { dynamoDbUnavailable } from './client.js';
+import { conditional, overVersion } from './conditional.js';
+import { readPartition } from './read-all.js';
+
+// The once guard's marks, one table: pk `group#stream` (or `group#` + `\u0000key` for records
+// deduplicated by a caller's key), sk `m#<seq>` / `k#<key>` for a per-record mark (CLAIMED with
+// its expiry and holder's token, or DONE with its time), `r#<topic-partition>` for a partition's
+// folded ranges (JSON, versioned). Every write is one conditional single-item write: no
+// transactions, no TTL.
+
+const BATCH_WRITE_LIMIT = 25;
+
+const keyOf = (at: MarkKey) =>
+  'seq' in at
+    ? { pk: `${at.group}#${at.stream}`, sk: `m#${at.seq}` }
+    : { pk: `${at.group}#\u0000key`, sk: `k#${at.key}` };
+
+function markOf(item: Record<string, unknown>): StoredMark {
+  return {
+    state: item.state === 'DONE' ? 'DONE' : 'CLAIMED',
+    lane: String(item.lane),
+    expiresAt: Number(item.expiresAt ?? 0),
+    doneAt: Number(item.doneAt ?? 0),
+  };
+}
+
+export function createOnceStore(client: DynamoDBDocumentClient, tableName: string): OnceStore {
+  return {
+    async read(group, stream): Promise<StreamMarks> {
+      const items = await readPartition(
+        client,
+        tableName,
+        `${group}#${stream}`,
+        `reading once-marks of ${group} for ${stream}`,
+      );
+      const lanes = new Map<string, { ranges: DoneRange[]; version: number }>();
+      const marks = new Map<number, StoredMark>();
+      for (const item of items) {
+        const sk = String(item.sk);
+        if (sk.startsWith('r#')) {
+          lanes.set(sk.slice(2), {
+            ranges: JSON.parse(String(item.ranges)) as DoneRange[],
+            version: Number(item.version),
+          });
+        } else if (sk.startsWith('m#')) marks.set(Number(sk.slice(2)), markOf(item));
+      }
+      return { lanes, marks };
+    },
+
+    async claim(at, { token, lane, expiresAt, now }) {
+      const key = keyOf(at);
+      const claimed = await conditional(
+        () =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: { ...key, state: 'CLAIMED', token, lane, expiresAt },
+              // Free, or a claim whose holder let it lapse (died, or timed out): taken over.
+              ConditionExpression:
+                'attribute_not_exists(pk) OR (#state = :claimed AND expiresAt < :now)',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: { ':claimed': 'CLAIMED', ':now': now },
+            }),
+          ),
+        `claiming ${key.pk} ${key.sk}`,
+      );
+      if (claimed) return 'claimed';
+      let item: Record<string, unknown> | undefined;
+      try {
+        ({ Item: item } = await client.send(
+          new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }),
+        ));
+      } catch (error) {
+        throw dynamoDbUnavailable(`reading the claim on ${key.pk} ${key.sk}`, error);
+      }
+      // Gone since (released): held for now, the record is asked for again.
+      return item?.state === 'DONE' ? 'done' : 'held';
+    },
+
+    finish(at, token, now) {
+      const key = keyOf(at);
+      return conditional(
+        () =>
+          client.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: key,
+              UpdateExpression: 'SET #state = :done, doneAt = :now REMOVE expiresAt',
+              ConditionExpression: '#token = :token',
+              ExpressionAttributeNames: { '#state': 'state', '#token': 'token' },
+              ExpressionAttributeValues: { ':done': 'DONE', ':now': now, ':token': token },
+            }),
+          ),
+        `marking ${key.pk} ${key.sk} done`,
+      );
+    },
+
+    async release(at, token) {
+      const key = keyOf(at);
+      await conditional(
+        () =>
+          client.send(
+            new DeleteCommand({
+              TableName: tableName,
+              Key: key,
+              ConditionExpression: '#token = :token AND #state = :claimed',
+              ExpressionAttributeNames: { '#token': 'token', '#state': 'state' },
+              ExpressionAttributeValues: { ':token': token, ':claimed': 'CLAIMED' },
+            }),
+          ),
+        `releasing ${key.pk} ${key.sk}`,
+      );
+    },
+
+    saveRanges(group, stream, lane, ranges, version) {
+      return conditional(
+        () =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: {
+                pk: `${group}#${stream}`,
+                sk: `r#${lane}`,
+                ranges: JSON.stringify(ranges),
+                version: version + 1,
+              },
+              ...overVersion(version, 'pk'),
+            }),
+          ),
+        `saving once-ranges of ${group} for ${stream} on ${lane}`,
+      );
+    },
+
+    async dropMarks(group, stream, seqs) {
+      // Unconditional: only marks folded into saved ranges, or dead for the horizon, are named.
+      for (let i = 0; i < seqs.length; i += BATCH_WRITE_LIMIT) {
+        let requests = seqs.slice(i, i + BATCH_WRITE_LIMIT).map((seq) => ({
+          DeleteRequest: { Key: keyOf({ group, stream, seq }) },
+        }));
+        for (let attempt = 0; requests.length > 0 && attempt < 5; attempt++) {
+          try {
+            const { UnprocessedItems } = await client.send(
+              new BatchWriteCommand({ RequestItems: { [tableName]: requests } }),
+            );
+            requests = (UnprocessedItems?.[tableName] ?? []) as typeof requests;
+          } catch (error) {
+            throw dynamoDbUnavailable(`deleting folded once-marks of ${group}`, error);
+          }
+        }
+      }
+    },
+  };
+}
