@@ -29,6 +29,22 @@ export type OnceIdentity =
   | { readonly stream: string; readonly seq: number }
   | { readonly key: string; readonly seq?: undefined };
 
+/** Tally's headers when they name a stream and seq; else the caller's key; else none. */
+export function identityOf(
+  stream: string | undefined,
+  seqText: string | undefined,
+  keyOf: () => string | undefined,
+): OnceIdentity | undefined {
+  const seq = Number(seqText);
+  if (stream && Number.isSafeInteger(seq) && seq > 0) return { stream, seq };
+  const key = keyOf();
+  return key === undefined ? undefined : { key };
+}
+
+/** Defaults: a claim outlives Lambda's longest invocation; marks are kept a month. */
+export const DEFAULT_CLAIM_MS = 900_000;
+export const DEFAULT_HORIZON_MS = 30 * 86_400_000;
+
 export interface StoredMark {
   readonly state: 'CLAIMED' | 'DONE';
   readonly lane: string;

@@ -29,7 +29,7 @@ describe('receipts', () => {
   });
   afterAll(() => admin.disconnect());
 
-  it('records what an MSK-triggered function processed, and a redelivered batch twice', async () => {
+  it('records what an MSK-triggered function processed, and a redelivered batch as suppressed', async () => {
     const topic = await createTopic(admin, 1);
     const api = await loadHandlers();
     const body = ['a', 'b', 'c']
@@ -56,21 +56,15 @@ describe('receipts', () => {
       records: { [`${topic}-0`]: records },
     };
     const { handler } = await import('../../functions/downstream-example/handler.js');
-    expect(await handler(event, lambdaContext())).toEqual({ processed: 3 });
-    expect(await handler(event, lambdaContext())).toEqual({ processed: 3 });
+    expect(await handler(event, lambdaContext())).toEqual({ batchItemFailures: [] });
+    expect(await handler(event, lambdaContext())).toEqual({ batchItemFailures: [] });
 
+    // The example acts once (tallyOnce): the batch delivered again is receipted as suppressed.
     const receipts = await storedReceipts(group, topic);
     expect(receipts).toHaveLength(2);
-    for (const receipt of receipts) {
-      expect(receipt).toMatchObject({
-        group,
-        stream: topic,
-        topic,
-        seqs: [[1, 3]],
-        offsets: [[0, 0, 2]],
-        count: 3,
-      });
-    }
+    const common = { group, stream: topic, topic, offsets: [[0, 0, 2]], count: 3 };
+    expect(receipts).toContainEqual({ ...common, seqs: [[1, 3]] });
+    expect(receipts).toContainEqual({ ...common, seqs: [], suppressed: [[1, 3]] });
   });
 
   it('takes receipts over HTTP from consumers outside Lambda, validated like every input', async () => {

@@ -16,6 +16,7 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
     stream: batch.stream,
     topic: batch.topic,
     seqs: JSON.stringify(batch.seqs),
+    suppressed: batch.suppressed && JSON.stringify(batch.suppressed),
     offsets: JSON.stringify(batch.offsets),
     count: batch.count,
     receivedAt,
@@ -96,6 +97,7 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
               stream,
               topic: typeof i.topic === 'string' ? i.topic : undefined,
               seqs: JSON.parse(String(i.seqs)),
+              ...(typeof i.suppressed === 'string' && { suppressed: JSON.parse(i.suppressed) }),
               offsets: JSON.parse(String(i.offsets)),
               count: Number(i.count),
             });
