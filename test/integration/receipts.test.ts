@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ReceiptBatch } from '../../functions/core/receipts.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
+import { mskRecord } from '../helpers/msk-event.js';
 import { createTopic, loadHandlers, produceEvent, readBack } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -37,18 +38,7 @@ describe('receipts', () => {
       .join('');
     expect((await api.produce(produceEvent(topic, body))).statusCode).toBe(200);
     const read = await readBack(topic, 3);
-    const records: MSKRecord[] = read.map((r) => ({
-      topic,
-      partition: r.partition,
-      offset: Number(r.offset),
-      timestamp: Number(r.timestamp),
-      timestampType: 'CREATE_TIME',
-      key: '',
-      value: r.value?.toString('base64') ?? '',
-      headers: Object.entries(r.headers ?? {}).map(([name, value]) => ({
-        [name]: [...(value as Buffer)],
-      })),
-    }));
+    const records: MSKRecord[] = read.map((r) => mskRecord(topic, r));
     const event: MSKEvent = {
       eventSource: 'aws:kafka',
       eventSourceArn: 'arn:aws:kafka:eu-west-1:123456789012:cluster/local/1',
