@@ -171,6 +171,8 @@ describe('stream audit', () => {
         processed: { billing: 2 },
         pending: { billing: 1 },
         redelivered: { billing: 1 },
+        suppressed: { billing: 0 },
+        actedTwice: { billing: 1 },
       },
       {
         start: '2026-11-29T10:01:00.000Z',
@@ -183,8 +185,36 @@ describe('stream audit', () => {
         processed: { billing: 3 },
         pending: { billing: 0 },
         redelivered: { billing: 0 },
+        suppressed: { billing: 0 },
+        actedTwice: { billing: 0 },
       },
     ]);
+  });
+
+  it('counts redeliveries a once guard suppressed apart from those that acted twice', () => {
+    const { audit } = clean(100);
+    // A guarded group rewound by 60: acted on 100, 60 delivered again and suppressed.
+    audit.addReceipts('billing', [[1, 100]]);
+    audit.addReceipts('billing', [], [[41, 100]]);
+    // An unguarded group rewound by 10: acted twice on those.
+    audit.addReceipts('email', [[1, 100]]);
+    audit.addReceipts('email', [[91, 100]]);
+    expect(audit.buckets(true)).toMatchObject([
+      {
+        processed: { billing: 100, email: 100 },
+        pending: { billing: 0, email: 0 },
+        redelivered: { billing: 60, email: 10 },
+        suppressed: { billing: 60, email: 0 },
+        actedTwice: { billing: 0, email: 10 },
+      },
+    ]);
+    // Folded detail keeps the counts.
+    audit.fold(T0 + 60 * MINUTE, true);
+    expect(audit.buckets(true)[0]).toMatchObject({
+      redelivered: { billing: 60, email: 10 },
+      suppressed: { billing: 60, email: 0 },
+      actedTwice: { billing: 0, email: 10 },
+    });
   });
 });
 
