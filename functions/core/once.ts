@@ -1,11 +1,13 @@
 import { type DoneRange, foldDone, rangeCovers, rangesHave } from './once-ranges.js';
+import { toRuns } from './receipts.js';
 
 // The once guard: every record a consumer group acts on is claimed first, on (group, stream,
 // seq), by a conditional write; marked done after the act; released when the act fails. A record
 // whose seq is done is suppressed (skipped and counted). A claim stores its expiry: a claimant
 // that died holds it until then, after which another may take it over (a conditional write, not
 // DynamoDB's TTL). Done-marks are one small item per seq at first, folded later into ranges per
-// (group, stream, partition) — see once-ranges.ts — by `compact`, after `settleMs`.
+// (group, stream, partition) — see once-ranges.ts — by `compact`, whose marks are deleted only
+// `settleMs` after the ranges holding them were saved.
 //
 // Partial batch response. Lambda's Kafka event source mapping (MSK and self-managed, in
 // provisioned mode, with `ReportBatchItemFailures` among its function response types) takes
@@ -54,19 +56,25 @@ export interface StoredMark {
   readonly doneAt: number;
 }
 
-/** What is stored for one (group, stream), read consistently in one go. */
-export interface StreamMarks {
-  readonly lanes: ReadonlyMap<string, { readonly ranges: DoneRange[]; readonly version: number }>;
-  /** Per-seq marks not folded into ranges yet. */
-  readonly marks: ReadonlyMap<number, StoredMark>;
+/** Seqs folded into a partition's ranges at `at` whose per-seq marks are not deleted yet. */
+export type PendingDelete = readonly [at: number, seqs: ReadonlyArray<readonly [number, number]>];
+
+export interface LaneRanges {
+  readonly ranges: readonly DoneRange[];
+  readonly pending: readonly PendingDelete[];
+  readonly version: number;
 }
+
+/** A partition's folded done-marks, per partition of one (group, stream). */
+export type StreamRanges = ReadonlyMap<string, LaneRanges>;
 
 export type MarkKey =
   | { readonly group: string; readonly stream: string; readonly seq: number }
   | { readonly group: string; readonly key: string };
 
 export interface OnceStore {
-  read(group: string, stream: string): Promise<StreamMarks>;
+  /** Every partition's ranges of a (group, stream), read consistently. */
+  read(group: string, stream: string): Promise<StreamRanges>;
   /** A new claim, or a takeover of one expired before `now`; else what holds the mark. */
   claim(
     at: MarkKey,
@@ -75,15 +83,24 @@ export interface OnceStore {
   /** Marks done a claim still held by `token`; false when it was taken over meanwhile. */
   finish(at: MarkKey, token: string, now: number): Promise<boolean>;
   release(at: MarkKey, token: string): Promise<void>;
+  /**
+   * Up to `limit` per-seq marks to fold, passing over those `skip` says are folded already:
+   * DONE ones, and claims that lapsed before `deadBefore`.
+   */
+  marks(
+    group: string,
+    stream: string,
+    options: { deadBefore: number; limit: number; skip: (seq: number) => boolean },
+  ): Promise<Array<readonly [seq: number, mark: StoredMark]>>;
   /** Writes a partition's ranges over the version read (false: another writer was first). */
   saveRanges(
     group: string,
     stream: string,
     lane: string,
-    ranges: readonly DoneRange[],
+    ranges: Omit<LaneRanges, 'version'>,
     version: number,
   ): Promise<boolean>;
-  /** Deletes per-seq marks that are folded into ranges (DONE) or long dead (CLAIMED). */
+  /** Deletes per-seq marks (folded long enough ago, or dead claims). */
   dropMarks(group: string, stream: string, seqs: readonly number[]): Promise<void>;
 }
 
@@ -96,6 +113,11 @@ export interface OnceOptions {
   readonly claimMs: number;
   /** Done-marks are kept this long (ms) after their last mark; redeliveries older act again. */
   readonly horizonMs: number;
+  /**
+   * When this container last compacted each stream (kept across invocations by the caller):
+   * a stream is compacted at most every COMPACT_EVERY_MS.
+   */
+  readonly compacted?: Map<string, number>;
 }
 
 export interface OnceOutcome {
@@ -110,28 +132,31 @@ export interface OnceOutcome {
 }
 
 /**
- * How long a per-seq done-mark stays before it is folded (and its item deleted): far longer than
- * one run keeps a snapshot of the marks (SNAPSHOT_SHARE of it), so a claim made on a snapshot
- * that missed a mark always finds the mark's item still there (see `compact`). Clocks may differ
- * by a few seconds, not by hours.
+ * How long a per-seq mark outlives the save of the ranges it was folded into: far longer than a
+ * run keeps a snapshot of the ranges (SNAPSHOT_MAX_AGE_MS). A claim made from a snapshot that
+ * predates a fold therefore finds the mark's item still there (and fails as "done"); one made
+ * after the item is gone comes from a snapshot that holds the seq. Clocks may differ by
+ * seconds, not by the better part of two minutes.
  */
-export const settleMs = (claimMs: number) => Math.max(2 * claimMs, 3_600_000);
-const SNAPSHOT_SHARE = 4;
-/** Most per-seq marks one run folds and deletes: the rest wait for later runs. */
-export const COMPACT_PER_RUN = 200;
+export const SETTLE_MS = 120_000;
+/** Longest a run trusts the ranges it read before reading them again. */
+export const SNAPSHOT_MAX_AGE_MS = 10_000;
+/** Most per-seq marks one compaction folds: the rest wait for later ones. */
+export const COMPACT_PER_RUN = 2000;
+export const COMPACT_EVERY_MS = 60_000;
 
 class Snapshots {
-  readonly #byStream = new Map<string, { marks: StreamMarks; at: number }>();
+  readonly #byStream = new Map<string, { ranges: StreamRanges; at: number }>();
   constructor(private readonly options: OnceOptions) {}
 
-  async get(stream: string): Promise<StreamMarks> {
-    const { group, store, now, claimMs } = this.options;
+  async get(stream: string): Promise<StreamRanges> {
+    const { group, store, now } = this.options;
     const held = this.#byStream.get(stream);
-    if (held && now() - held.at < settleMs(claimMs) / SNAPSHOT_SHARE) return held.marks;
+    if (held && now() - held.at < SNAPSHOT_MAX_AGE_MS) return held.ranges;
     const at = now();
-    const marks = await store.read(group, stream);
-    this.#byStream.set(stream, { marks, at });
-    return marks;
+    const ranges = await store.read(group, stream);
+    this.#byStream.set(stream, { ranges, at });
+    return ranges;
   }
 
   streams(): string[] {
@@ -139,9 +164,8 @@ class Snapshots {
   }
 }
 
-function isDone(marks: StreamMarks, seq: number): boolean {
-  if (marks.marks.get(seq)?.state === 'DONE') return true;
-  for (const { ranges } of marks.lanes.values()) if (rangesHave(ranges, seq)) return true;
+function isDone(lanes: StreamRanges, seq: number): boolean {
+  for (const { ranges } of lanes.values()) if (rangesHave(ranges, seq)) return true;
   return false;
 }
 
@@ -182,7 +206,12 @@ export async function runOnce(
       } else outcome[step].push(record);
     }
   }
-  for (const stream of snapshots.streams()) await compact(group, stream, store, options, now());
+  for (const stream of snapshots.streams()) {
+    const last = options.compacted?.get(stream) ?? Number.NEGATIVE_INFINITY;
+    if (now() - last < COMPACT_EVERY_MS) continue;
+    options.compacted?.set(stream, now());
+    await compact(group, stream, store, options, now());
+  }
   return outcome;
 }
 
@@ -227,60 +256,75 @@ async function once(
 }
 
 /**
- * Folds per-seq done-marks older than settleMs into their partition's ranges, then deletes
- * them; drops claims dead for longer than the horizon. A mark's item is deleted only after its
- * seq is in a saved range, and only once it has settled: a claim made from a snapshot read
- * before the mark was written comes within a snapshot's lifetime, far inside settleMs, and so
- * finds the item (and fails as "done") rather than an empty place.
+ * Folds per-seq done-marks into their partition's ranges (saved with the seqs as pending
+ * deletion), deletes the marks of folds saved more than settleMs ago, drops claims dead for
+ * longer than the horizon and ranges past it. See settleMs for why deletion waits.
  */
 export async function compact(
   group: string,
   stream: string,
   store: OnceStore,
-  options: Pick<OnceOptions, 'claimMs' | 'horizonMs'> & { readonly perRun?: number },
+  options: Pick<OnceOptions, 'horizonMs'> & { readonly perRun?: number },
   at: number,
-): Promise<{ folded: number; dropped: number }> {
-  const perRun = options.perRun ?? COMPACT_PER_RUN;
-  const marks = await store.read(group, stream);
-  const settled = at - settleMs(options.claimMs);
-  const byLane = new Map<string, Array<readonly [number, number]>>();
-  const dead: number[] = [];
-  let taken = 0;
-  for (const [seq, mark] of [...marks.marks].sort((a, b) => a[0] - b[0])) {
-    if (taken >= perRun) break;
-    if (mark.state === 'DONE' && mark.doneAt <= settled) {
-      const seqs = byLane.get(mark.lane) ?? [];
-      seqs.push([seq, mark.doneAt]);
-      byLane.set(mark.lane, seqs);
-      taken++;
-    } else if (mark.state === 'CLAIMED' && mark.expiresAt < at - options.horizonMs) {
-      dead.push(seq);
-      taken++;
+): Promise<{ folded: number; deleted: number }> {
+  const lanes = await store.read(group, stream);
+  const horizon = at - options.horizonMs;
+  let deleted = 0;
+  const current = new Map<string, LaneRanges>();
+  for (const [lane, stored] of lanes) {
+    const due = stored.pending.filter(([savedAt]) => savedAt <= at - SETTLE_MS);
+    const ranges = stored.ranges.filter((r) => r[2] >= horizon);
+    if (due.length === 0 && ranges.length === stored.ranges.length) {
+      current.set(lane, stored);
+      continue;
+    }
+    const seqs = due.flatMap(([, runs]) => runs.flatMap(([from, to]) => seqsOf(from, to)));
+    await store.dropMarks(group, stream, seqs);
+    const pending = stored.pending.filter((p) => !due.includes(p));
+    const saved = await store.saveRanges(group, stream, lane, { ranges, pending }, stored.version);
+    if (saved) {
+      deleted += seqs.length;
+      current.set(lane, { ranges, pending, version: stored.version + 1 });
     }
   }
-  const folded: number[] = [];
+  const folding = [...current.values()];
+  const marks = await store.marks(group, stream, {
+    deadBefore: horizon,
+    limit: options.perRun ?? COMPACT_PER_RUN,
+    skip: (seq) => folding.some((l) => rangesHave(l.ranges, seq)),
+  });
+  const byLane = new Map<string, Array<readonly [number, number]>>();
+  const dead: number[] = [];
+  for (const [seq, mark] of marks) {
+    if (mark.state === 'CLAIMED') {
+      dead.push(seq);
+      continue;
+    }
+    const seqs = byLane.get(mark.lane) ?? [];
+    seqs.push([seq, mark.doneAt]);
+    byLane.set(mark.lane, seqs);
+  }
   // Every seq done in any partition, stored or folded now: a partition's gaps within it bridge.
   const anywhere = foldDone(
-    [...marks.lanes.values()].flatMap((l) => l.ranges),
+    [...current.values()].flatMap((l) => l.ranges),
     [...byLane.values()].flat(),
     { horizon: Number.NEGATIVE_INFINITY, maxRanges: Number.POSITIVE_INFINITY },
   );
+  let folded = 0;
   for (const [lane, seqs] of byLane) {
-    const stored = marks.lanes.get(lane) ?? { ranges: [], version: 0 };
+    const stored = current.get(lane) ?? { ranges: [], pending: [], version: 0 };
     const ranges = foldDone(stored.ranges, seqs, {
-      horizon: at - options.horizonMs,
+      horizon,
       doneElsewhere: (from, to) => rangeCovers(anywhere, from, to),
     });
-    if (await store.saveRanges(group, stream, lane, ranges, stored.version))
-      folded.push(...seqs.map(([seq]) => seq));
+    const runs = toRuns(seqs.map(([seq]) => seq).sort((a, b) => a - b));
+    const pending = [...stored.pending, [at, runs] as const];
+    if (await store.saveRanges(group, stream, lane, { ranges, pending }, stored.version))
+      folded += seqs.length;
   }
-  // Horizon: ranges of partitions with nothing new are pruned too, now and then.
-  for (const [lane, stored] of marks.lanes) {
-    if (byLane.has(lane)) continue;
-    const kept = stored.ranges.filter((r) => r[2] >= at - options.horizonMs);
-    if (kept.length < stored.ranges.length)
-      await store.saveRanges(group, stream, lane, kept, stored.version);
-  }
-  if (folded.length + dead.length > 0) await store.dropMarks(group, stream, [...folded, ...dead]);
-  return { folded: folded.length, dropped: dead.length };
+  if (dead.length > 0) await store.dropMarks(group, stream, dead);
+  return { folded, deleted };
 }
+
+const seqsOf = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i);

@@ -11,6 +11,7 @@ import {
   runOnce,
 } from '../core/once.js';
 import { checkMskEvent, headerText, receiptsFromMsk } from '../core/receipts.js';
+import { log } from '../platform/log.js';
 import type { ReceiptSink } from '../receipts/middleware.js';
 
 type Resolvable<T> = T | (() => Promise<T>);
@@ -91,6 +92,10 @@ export function tallyOnce(options: TallyOnceOptions): MiddlewareObj<MSKEvent> {
             horizonMs: options.horizonMs ?? DEFAULT_HORIZON_MS,
           },
         );
+        if (outcome.overrun > 0) {
+          // Claims that lapsed while their act ran and were taken over: those may have acted twice.
+          log('warn', 'once: acts outlived their claims', { overrun: outcome.overrun });
+        }
         if (receipts) {
           const fate = fatesOf(outcome);
           const batches = receiptsFromMsk(options.group, records, (r) =>

@@ -28,9 +28,15 @@ describe('once store (dynalite)', () => {
     expect(await s.claim(at(2), claim('b', 1500))).toBe('held');
     await s.release(at(2), 'a');
     expect(await s.claim(at(2), claim('b', 1500))).toBe('claimed');
-    const marks = await s.read('billing', 'orders');
-    expect(marks.marks.get(1)).toMatchObject({ state: 'DONE', doneAt: 3000, lane: 'orders-0' });
-    expect(marks.marks.get(2)).toMatchObject({ state: 'CLAIMED', expiresAt: 61_500 });
+    // Marks to fold: the DONE one; a live claim only once dead for the horizon.
+    const all = { deadBefore: 0, limit: 10, skip: () => false };
+    expect(await s.marks('billing', 'orders', all)).toEqual([
+      [1, { state: 'DONE', doneAt: 3000, lane: 'orders-0', expiresAt: 0 }],
+    ]);
+    expect(
+      (await s.marks('billing', 'orders', { ...all, deadBefore: 70_000 })).map(([q]) => q),
+    ).toEqual([1, 2]);
+    expect(await s.marks('billing', 'orders', { ...all, skip: (q) => q === 1 })).toEqual([]);
   });
 
   it('lets a new claimant take over a claim once it has expired, and only then', async () => {
@@ -61,8 +67,9 @@ describe('once store (dynalite)', () => {
 
   it('saves ranges over the version read, drops folded marks, and holds MAX_RANGES in one item', async () => {
     const s = store();
-    expect(await s.saveRanges('billing', 'big', 'big-0', [[1, 5, 100]], 0)).toBe(true);
-    expect(await s.saveRanges('billing', 'big', 'big-0', [[1, 6, 100]], 0)).toBe(false);
+    const one = (ranges: DoneRange[]) => ({ ranges, pending: [] });
+    expect(await s.saveRanges('billing', 'big', 'big-0', one([[1, 5, 100]]), 0)).toBe(true);
+    expect(await s.saveRanges('billing', 'big', 'big-0', one([[1, 6, 100]]), 0)).toBe(false);
     // The stated bound at its worst: MAX_RANGES ranges of 13-digit seqs and times.
     const base = 1_000_000_000_000;
     const ranges: DoneRange[] = Array.from({ length: MAX_RANGES }, (_, i) => [
@@ -71,14 +78,15 @@ describe('once store (dynalite)', () => {
       1_764_547_200_000 + i,
     ]);
     expect(JSON.stringify(ranges).length).toBeLessThan(180_000);
-    expect(await s.saveRanges('billing', 'big', 'big-0', ranges, 1)).toBe(true);
+    const pending = [[1_764_547_200_000, [[7, 9]]] as const];
+    expect(await s.saveRanges('billing', 'big', 'big-0', { ranges, pending }, 1)).toBe(true);
     for (const seq of [7, 8, 9]) {
       await s.claim(at(seq, 'big'), claim('t', 1));
       await s.finish(at(seq, 'big'), 't', 2);
     }
     await s.dropMarks('billing', 'big', [7, 8]);
-    const read = await s.read('billing', 'big');
-    expect(read.lanes.get('big-0')).toEqual({ ranges, version: 2 });
-    expect([...read.marks.keys()]).toEqual([9]);
+    expect((await s.read('billing', 'big')).get('big-0')).toEqual({ ranges, pending, version: 2 });
+    const left = await s.marks('billing', 'big', { deadBefore: 0, limit: 10, skip: () => false });
+    expect(left.map(([seq]) => seq)).toEqual([9]);
   });
 });

@@ -4,18 +4,26 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { MarkKey, OnceStore, StoredMark, StreamMarks } from '../../core/once.js';
+import type {
+  LaneRanges,
+  MarkKey,
+  OnceStore,
+  PendingDelete,
+  StoredMark,
+  StreamRanges,
+} from '../../core/once.js';
 import type { DoneRange } from '../../core/once-ranges.js';
 import { dynamoDbUnavailable } from './client.js';
 import { conditional, overVersion } from './conditional.js';
-import { readPartition } from './read-all.js';
+import { forEachPage } from './read-all.js';
 
 // The once guard's marks, one table: pk `group#stream` (or `group#` + `\u0000key` for records
 // deduplicated by a caller's key), sk `m#<seq>` / `k#<key>` for a per-record mark (CLAIMED with
 // its expiry and holder's token, or DONE with its time), `r#<topic-partition>` for a partition's
-// folded ranges (JSON, versioned). Every write is one conditional single-item write: no
+// folded ranges and the folds whose marks are still to delete (JSON, versioned). Every write is one conditional single-item write: no
 // transactions, no TTL.
 
 const BATCH_WRITE_LIMIT = 25;
@@ -35,26 +43,56 @@ function markOf(item: Record<string, unknown>): StoredMark {
 }
 
 export function createOnceStore(client: DynamoDBDocumentClient, tableName: string): OnceStore {
+  const query = (pk: string, prefix: string) => ({
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+    ConsistentRead: true,
+  });
   return {
-    async read(group, stream): Promise<StreamMarks> {
-      const items = await readPartition(
+    async read(group, stream): Promise<StreamRanges> {
+      const lanes = new Map<string, LaneRanges>();
+      await forEachPage(
         client,
-        tableName,
-        `${group}#${stream}`,
-        `reading once-marks of ${group} for ${stream}`,
+        { query: query(`${group}#${stream}`, 'r#') },
+        `reading once-ranges of ${group} for ${stream}`,
+        (items) => {
+          for (const item of items) {
+            lanes.set(String(item.sk).slice(2), {
+              ranges: JSON.parse(String(item.ranges)) as DoneRange[],
+              pending: JSON.parse(String(item.pending ?? '[]')) as PendingDelete[],
+              version: Number(item.version),
+            });
+          }
+        },
       );
-      const lanes = new Map<string, { ranges: DoneRange[]; version: number }>();
-      const marks = new Map<number, StoredMark>();
-      for (const item of items) {
-        const sk = String(item.sk);
-        if (sk.startsWith('r#')) {
-          lanes.set(sk.slice(2), {
-            ranges: JSON.parse(String(item.ranges)) as DoneRange[],
-            version: Number(item.version),
-          });
-        } else if (sk.startsWith('m#')) marks.set(Number(sk.slice(2)), markOf(item));
-      }
-      return { lanes, marks };
+      return lanes;
+    },
+
+    async marks(group, stream, { deadBefore, limit, skip }) {
+      const found: Array<readonly [number, StoredMark]> = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        let page: {
+          Items?: Record<string, unknown>[] | undefined;
+          LastEvaluatedKey?: Record<string, unknown> | undefined;
+        };
+        try {
+          page = await client.send(
+            new QueryCommand({ ...query(`${group}#${stream}`, 'm#'), ExclusiveStartKey: start }),
+          );
+        } catch (error) {
+          throw dynamoDbUnavailable(`reading once-marks of ${group} for ${stream}`, error);
+        }
+        for (const item of page.Items ?? []) {
+          const seq = Number(String(item.sk).slice(2));
+          const mark = markOf(item);
+          const due = mark.state === 'DONE' || mark.expiresAt < deadBefore;
+          if (due && !skip(seq) && found.length < limit) found.push([seq, mark]);
+        }
+        start = page.LastEvaluatedKey;
+      } while (start && found.length < limit);
+      return found;
     },
 
     async claim(at, { token, lane, expiresAt, now }) {
@@ -131,7 +169,8 @@ export function createOnceStore(client: DynamoDBDocumentClient, tableName: strin
               Item: {
                 pk: `${group}#${stream}`,
                 sk: `r#${lane}`,
-                ranges: JSON.stringify(ranges),
+                ranges: JSON.stringify(ranges.ranges),
+                pending: JSON.stringify(ranges.pending),
                 version: version + 1,
               },
               ...overVersion(version, 'pk'),
