@@ -4,8 +4,8 @@
 // raw kafkajs, kcat), audit (1 M and 10 M records beside a raw kafkajs consumer), reconcile
 // (10, 100, 1,000 groups), cold start (bundle size and module init per function), workflows
 // (both state machines under AWS's payload limits, simulated clusters up to 200,000
-// partitions). Prints the collected JSON on stdout and the tables on stderr, saves both in
-// bench/results/. A benchmark never fails on a number; this exits non-zero only when a section
+// partitions), the once guard (per-record cost beside the same handler without it). Prints
+// the collected JSON on stdout and the tables on stderr, saves both in bench/results/. A benchmark never fails on a number; this exits non-zero only when a section
 // itself failed.
 //
 // The audit checkpoint over 180 simulated days (`auditHorizon`: no stack, 10–15 minutes of CPU
@@ -28,6 +28,7 @@ const SECTIONS = {
   reconcile: 'bench/reconcile.ts',
   coldStart: 'bench/cold-start.ts',
   workflows: 'bench/workflows.ts',
+  once: 'bench/once.ts',
 } as const;
 type Section = keyof typeof SECTIONS;
 
@@ -120,6 +121,7 @@ const titles: Record<Section, string> = {
   reconcile: 'Reconcile',
   coldStart: 'Cold start',
   workflows: 'Workflows at cluster size',
+  once: 'Once guard: per-record overhead',
 };
 const tables = sections
   .filter((s) => results[s])
