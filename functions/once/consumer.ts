@@ -29,6 +29,9 @@ export interface OnceEachOptions<R extends ConsumedRecord> {
   readonly now?: () => number;
 }
 
+/** Per process and group: when each stream was last compacted (at most once a minute). */
+const compactions = new Map<string, Map<string, number>>();
+
 const text = (value: HeaderValue) => {
   const first = Array.isArray(value) ? value[0] : value;
   return first === undefined ? undefined : first.toString();
@@ -57,6 +60,8 @@ export async function tallyOnceEach<R extends ConsumedRecord>(
       ),
     };
   });
+  const compacted = compactions.get(options.group) ?? new Map<string, number>();
+  compactions.set(options.group, compacted);
   const outcome = await runOnce(guarded, (r) => act(byId.get(r.id) as R), {
     group: options.group,
     store: options.store,
@@ -64,6 +69,7 @@ export async function tallyOnceEach<R extends ConsumedRecord>(
     newToken: randomUUID,
     claimMs: options.claimMs ?? DEFAULT_CLAIM_MS,
     horizonMs: options.horizonMs ?? DEFAULT_HORIZON_MS,
+    compacted,
   });
   const pick = (list: readonly OnceRecord[]) => list.map((r) => byId.get(r.id) as R);
   const retryFrom = new Map<string, { topic: string; partition: number; offset: string }>();

@@ -74,6 +74,8 @@ export function tallyOnce(options: TallyOnceOptions): MiddlewareObj<MSKEvent> {
   const store = resolver(options.store);
   const receipts = options.receipts && resolver(options.receipts);
   const now = options.now ?? Date.now;
+  // Per container: when each stream was last compacted (at most once a minute).
+  const compacted = new Map<string, number>();
   return {
     before: async (request) => {
       const records = checkMskEvent(request.event as unknown);
@@ -90,6 +92,7 @@ export function tallyOnce(options: TallyOnceOptions): MiddlewareObj<MSKEvent> {
             newToken: randomUUID,
             claimMs: options.claimMs ?? DEFAULT_CLAIM_MS,
             horizonMs: options.horizonMs ?? DEFAULT_HORIZON_MS,
+            compacted,
           },
         );
         if (outcome.overrun > 0) {

@@ -308,3 +308,32 @@ describe('done-marks as ranges', () => {
     expect(Math.min(...newest.map((r) => r[2]))).toBeGreaterThanOrEqual(clock.t - 31 * day);
   }, 60_000);
 });
+
+describe('tallyOnceEach (consumers outside Lambda)', () => {
+  it('acts once per seq on kafkajs-shaped records and says where each partition resumes', async () => {
+    const { tallyOnceEach } = await import('../../functions/once/consumer.js');
+    const { store } = fakeStore();
+    const message = (partition: number, offset: number, seq: number) => ({
+      topic: 'orders',
+      partition,
+      offset: String(offset),
+      headers: { 'tally.stream': Buffer.from('orders'), 'tally.seq': Buffer.from(String(seq)) },
+    });
+    const records = [message(0, 0, 1), message(0, 1, 2), message(0, 2, 3), message(1, 0, 4)];
+    const acted: string[] = [];
+    const first = await tallyOnceEach({ group: 'billing', store }, records, async (r) => {
+      if (r.offset === '1' && !acted.includes('crash')) {
+        acted.push('crash');
+        throw new Error('boom');
+      }
+      acted.push(`${r.partition}/${r.offset}`);
+    });
+    expect(first.retryFrom).toEqual([{ topic: 'orders', partition: 0, offset: '1' }]);
+    const again = await tallyOnceEach({ group: 'billing', store }, records, async (r) => {
+      acted.push(`${r.partition}/${r.offset}`);
+    });
+    expect(again.suppressed.map((r) => r.offset)).toEqual(['0', '0']);
+    expect(again.acted.map((r) => `${r.partition}/${r.offset}`)).toEqual(['0/1', '0/2']);
+    expect(acted).toEqual(['0/0', 'crash', '1/0', '0/1', '0/2']);
+  });
+});
