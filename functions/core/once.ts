@@ -170,8 +170,8 @@ function isDone(lanes: StreamRanges, seq: number): boolean {
 }
 
 /**
- * Runs `act` on every record at most once per group (see the file's comment): lanes one after
- * another, records in order within a lane.
+ * Runs `act` on every record at most once per group (see the file's comment): lanes side by
+ * side, records in order within a lane.
  */
 export async function runOnce(
   records: readonly OnceRecord[],
@@ -193,19 +193,26 @@ export async function runOnce(
     lane.push(record);
     lanes.set(record.lane, lane);
   }
-  for (const lane of lanes.values()) {
-    for (const [i, record] of lane.entries()) {
-      const step = await once(record, act, options, snapshots);
-      if (step === 'failed') {
-        outcome.failed.push(...lane.slice(i));
-        break;
+  // Partitions side by side (order matters only within one), records in order within each.
+  await Promise.all(
+    [...lanes.values()].map(async (lane) => {
+      for (const [i, record] of lane.entries()) {
+        const step = await once(record, act, options, snapshots);
+        if (step === 'failed') {
+          outcome.failed.push(...lane.slice(i));
+          break;
+        }
+        if (step === 'overrun') {
+          outcome.overrun++;
+          outcome.acted.push(record);
+        } else outcome[step].push(record);
       }
-      if (step === 'overrun') {
-        outcome.overrun++;
-        outcome.acted.push(record);
-      } else outcome[step].push(record);
-    }
-  }
+    }),
+  );
+  // Each list in the batch's order, whichever partition finished first.
+  const order = new Map(records.map((r, i) => [r, i]));
+  for (const list of [outcome.acted, outcome.suppressed, outcome.passed, outcome.failed])
+    list.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
   for (const stream of snapshots.streams()) {
     const last = options.compacted?.get(stream) ?? Number.NEGATIVE_INFINITY;
     if (now() - last < COMPACT_EVERY_MS) continue;

@@ -1,9 +1,11 @@
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { AuditReport } from '../../functions/core/audit.js';
 import type { ReceiptBatch } from '../../functions/core/receipts.js';
+import type { BucketRow } from '../../functions/core/stream-audit.js';
 import type { MskBatchResponse } from '../../functions/once/middleware.js';
-import { lambdaContext } from '../helpers/http-event.js';
+import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { mskRecord } from '../helpers/msk-event.js';
 import {
@@ -161,6 +163,23 @@ describe('once guard (example consumer, real broker)', () => {
     const stored = await receipts(groupId, topic);
     expect(stored.reduce((n, b) => n + seqCount(b.suppressed), 0)).toBe(60);
     expect(stored.reduce((n, b) => n + seqCount(b.seqs), 0)).toBe(100);
+    // The audit says it per group: redelivered 60, suppressed 60, acted twice 0.
+    const { handler: auditNow } = await import('../../functions/audit/http-handler.js');
+    const response = (await auditNow(
+      httpEvent({
+        pathParameters: { cluster_id: inject('kafkaClusterId') },
+        body: JSON.stringify({ topic, groups: [groupId] }),
+      }),
+      lambdaContext(),
+    )) as { statusCode: number; body: string };
+    expect(response.statusCode, response.body).toBe(200);
+    const [stream] = (JSON.parse(response.body) as AuditReport).streams;
+    const total = (pick: (b: BucketRow) => Readonly<Record<string, number>> | undefined) =>
+      (stream?.buckets ?? []).reduce((n, b) => n + (pick(b)?.[groupId] ?? 0), 0);
+    expect(total((b) => b.processed)).toBe(100);
+    expect(total((b) => b.redelivered)).toBe(60);
+    expect(total((b) => b.suppressed)).toBe(60);
+    expect(total((b) => b.actedTwice)).toBe(0);
   }, 180_000);
 
   it('a handler that crashes mid-batch, or whose container dies holding a claim, is retried: every record acts exactly once', async () => {

@@ -1,3 +1,4 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
   DeleteCommand,
@@ -7,6 +8,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type {
   LaneRanges,
   MarkKey,
@@ -97,22 +99,28 @@ export function createOnceStore(client: DynamoDBDocumentClient, tableName: strin
 
     async claim(at, { token, lane, expiresAt, now }) {
       const key = keyOf(at);
-      const claimed = await conditional(
-        () =>
-          client.send(
-            new PutCommand({
-              TableName: tableName,
-              Item: { ...key, state: 'CLAIMED', token, lane, expiresAt },
-              // Free, or a claim whose holder let it lapse (died, or timed out): taken over.
-              ConditionExpression:
-                'attribute_not_exists(pk) OR (#state = :claimed AND expiresAt < :now)',
-              ExpressionAttributeNames: { '#state': 'state' },
-              ExpressionAttributeValues: { ':claimed': 'CLAIMED', ':now': now },
-            }),
-          ),
-        `claiming ${key.pk} ${key.sk}`,
-      );
-      if (claimed) return 'claimed';
+      let held: Record<string, unknown> | undefined;
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { ...key, state: 'CLAIMED', token, lane, expiresAt },
+            // Free, or a claim whose holder let it lapse (died, or timed out): taken over.
+            ConditionExpression:
+              'attribute_not_exists(pk) OR (#state = :claimed AND expiresAt < :now)',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':claimed': 'CLAIMED', ':now': now },
+            // What holds it comes back with the refusal (DynamoDB; a local API may not say).
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return 'claimed';
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException))
+          throw dynamoDbUnavailable(`claiming ${key.pk} ${key.sk}`, error);
+        held = error.Item && unmarshall(error.Item);
+      }
+      if (held !== undefined) return held.state === 'DONE' ? 'done' : 'held';
       let item: Record<string, unknown> | undefined;
       try {
         ({ Item: item } = await client.send(
