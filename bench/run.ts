@@ -6,8 +6,9 @@
 // (both state machines under AWS's payload limits, simulated clusters up to 200,000
 // partitions), seq allocation (one stream's seqs a second, counter alone and leased), fan-out
 // (the audit and reconcile fan-outs beside one function: 1 M records on 16 partitions, 1,000
-// groups). Prints the collected JSON on stdout and the tables on stderr, saves both in
-// bench/results/. A benchmark never fails on a number; this exits non-zero only when a section
+// groups), the once guard (per-record cost beside the same handler without it). Prints the
+// collected JSON on stdout and the tables on stderr, saves both in bench/results/. A benchmark
+// never fails on a number; this exits non-zero only when a section
 // itself failed.
 //
 // The audit checkpoint over 180 simulated days (`auditHorizon`: no stack, 10–15 minutes of CPU
@@ -32,6 +33,7 @@ const SECTIONS = {
   workflows: 'bench/workflows.ts',
   seqAllocation: 'bench/seq-allocation.ts',
   fanOut: 'bench/fan-out.ts',
+  once: 'bench/once.ts',
 } as const;
 type Section = keyof typeof SECTIONS;
 
@@ -126,6 +128,7 @@ const titles: Record<Section, string> = {
   workflows: 'Workflows at cluster size',
   seqAllocation: 'Seq allocation on one stream',
   fanOut: 'Fan-out beside one function (audit, reconcile)',
+  once: 'Once guard: per-record overhead',
 };
 const tables = sections
   .filter((s) => results[s])

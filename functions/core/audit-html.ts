@@ -172,7 +172,13 @@ function bucketTable(s: LinkedFindings): Markup {
       'extra copies in log',
       'lost',
       'UNKNOWN absent',
-      ...groups.flatMap((g) => [`processed · ${g}`, `pending · ${g}`, `redelivered · ${g}`]),
+      ...groups.flatMap((g) => [
+        `processed · ${g}`,
+        `pending · ${g}`,
+        `redelivered · ${g}`,
+        `suppressed · ${g}`,
+        `acted twice · ${g}`,
+      ]),
     ],
     s.buckets.map((b) => [
       bucketLabel(b),
@@ -186,6 +192,8 @@ function bucketTable(s: LinkedFindings): Markup {
         num(b.processed[g] ?? 0),
         num(b.pending[g] ?? 0),
         num(b.redelivered[g] ?? 0),
+        num(b.suppressed?.[g] ?? 0),
+        num(b.actedTwice?.[g] ?? 0),
       ]),
     ]),
   );
@@ -200,7 +208,22 @@ function tile(
   return html`<div class="tile ${tone}"><div class="tile-label">${label}</div><div class="tile-value">${value}</div>${note === '' ? '' : html`<div class="tile-note">${note}</div>`}</div>`;
 }
 
-function tiles(s: AuditFindings): Markup {
+/** Per group, over the stream's rows: redelivered, suppressed by its once guard, acted twice. */
+function redeliveryTiles(s: LinkedFindings): Markup[] {
+  const sum = (pick: (b: LinkedFindings['buckets'][number]) => number | undefined) =>
+    s.buckets.reduce((total, b) => total + (pick(b) ?? 0), 0);
+  return Object.keys(s.processed).map((g) => {
+    const twice = sum((b) => b.actedTwice?.[g]);
+    return tile(
+      `redelivered · ${g}`,
+      num(sum((b) => b.redelivered[g])),
+      twice > 0 ? 'bad' : 'ok',
+      `suppressed ${num(sum((b) => b.suppressed?.[g]))} · acted twice ${num(twice)}`,
+    );
+  });
+}
+
+function tiles(s: LinkedFindings): Markup {
   const lost = seqsIn(s.lost);
   const pending = seqsIn(s.pending);
   const producerDup = s.producerDuplicates.length;
@@ -213,6 +236,7 @@ function tiles(s: AuditFindings): Markup {
     tile('produced', num(s.produced), 'info'),
     tile('in log', num(s.inLog), s.inLog >= s.produced ? 'ok' : 'warn'),
     groups,
+    redeliveryTiles(s),
     tile('lost', num(lost), lost > 0 ? 'bad' : 'ok', 'ACKED, absent from the log'),
     tile(
       'duplicates',

@@ -27,6 +27,13 @@ export interface RowCounts {
   readonly pending: Readonly<Record<string, number>>;
   /** Extra deliveries per group (consumer-side duplicates). */
   readonly redelivered: Readonly<Record<string, number>>;
+  /**
+   * Deliveries the group's once guard suppressed (already done): redeliveries that did not act.
+   * Absent from rows folded before the guard existed.
+   */
+  readonly suppressed?: Readonly<Record<string, number>>;
+  /** Extra times a group acted on a seq: its redeliveries that were not suppressed. */
+  readonly actedTwice?: Readonly<Record<string, number>>;
 }
 
 /** Totals of every bucket from `since` to `until` (ms), folded out of the checkpoint's detail. */
@@ -52,6 +59,8 @@ export function addCounts(a: RowCounts, b: RowCounts): RowCounts {
     processed: addRecords(a.processed, b.processed),
     pending: addRecords(a.pending, b.pending),
     redelivered: addRecords(a.redelivered, b.redelivered),
+    suppressed: addRecords(a.suppressed ?? {}, b.suppressed ?? {}),
+    actedTwice: addRecords(a.actedTwice ?? {}, b.actedTwice ?? {}),
   };
 }
 

@@ -80,7 +80,11 @@ export interface AuditPorts {
     forEachBatch(
       group: string,
       stream: string,
-      onBatch: (batch: { readonly seqs: readonly SeqRange[] }) => void,
+      onBatch: (batch: {
+        readonly seqs: readonly SeqRange[];
+        /** Seqs the group's once guard suppressed (delivered again, not acted on). */
+        readonly suppressed?: readonly SeqRange[];
+      }) => void,
     ): Promise<void>;
     /** Count-only receipts (Chaperone-style) a group posted for a topic. */
     counts(group: string, topic: string): Promise<BucketCount[]>;
@@ -285,7 +289,7 @@ export function createAuditor(ports: AuditPorts) {
         for (const group of request.groups) {
           await timings.time('receipts', () =>
             ports.receipts.forEachBatch(group, stream, (batch) =>
-              audit.addReceipts(group, batch.seqs),
+              audit.addReceipts(group, batch.seqs, batch.suppressed),
             ),
           );
         }

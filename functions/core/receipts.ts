@@ -14,6 +14,11 @@ export interface ReceiptBatch {
   readonly stream: string;
   readonly topic: string | undefined;
   readonly seqs: readonly SeqRun[];
+  /**
+   * Seqs delivered again and suppressed by the once guard (already done by the group): not
+   * acted on this time. Absent for consumers without the guard.
+   */
+  readonly suppressed?: readonly SeqRun[];
   readonly offsets: readonly OffsetRun[];
   /** Records processed, including any without Tally headers. */
   readonly count: number;
@@ -30,7 +35,7 @@ export function toRuns(values: readonly number[]): SeqRun[] {
   return runs;
 }
 
-function headerText(record: MSKRecord, name: string): string | undefined {
+export function headerText(record: MSKRecord, name: string): string | undefined {
   for (const header of record.headers ?? []) {
     if (typeof header !== 'object' || header === null) continue;
     const bytes = header[name];
@@ -71,21 +76,46 @@ export function checkMskRecords(records: unknown): void {
   }
 }
 
+/** What became of a record under the once guard: acted on, suppressed, or left for a retry. */
+export type RecordFate = 'acted' | 'suppressed' | 'failed';
+
+/** Lambda's MSK event, checked before it is read: its records by "<topic>-<partition>". */
+export function checkMskEvent(event: unknown): Readonly<Record<string, readonly MSKRecord[]>> {
+  if (typeof event !== 'object' || event === null) {
+    throw new InvalidInputError('event: an MSK event {eventSource, records}', { field: 'event' });
+  }
+  const records = (event as { records?: unknown }).records ?? {};
+  checkMskRecords(records);
+  return records as Readonly<Record<string, readonly MSKRecord[]>>;
+}
+
 /**
  * The receipts of one MSK-triggered invocation: one batch per (topic, stream); records without
- * `tally.stream`/`tally.seq` are counted under stream "" (a count-only receipt).
+ * `tally.stream`/`tally.seq` are counted under stream "" (a count-only receipt). With `fate`
+ * (the once guard's), failed records are left out (they come again) and suppressed seqs are
+ * receipted as suppressed.
  */
 export function receiptsFromMsk(
   group: string,
   records: Readonly<Record<string, readonly MSKRecord[]>>,
+  fate: (record: MSKRecord) => RecordFate = () => 'acted',
 ): ReceiptBatch[] {
   const batches = new Map<
     string,
-    { topic: string; stream: string; seqs: number[]; offsets: Map<number, number[]>; count: number }
+    {
+      topic: string;
+      stream: string;
+      seqs: number[];
+      suppressed: number[];
+      offsets: Map<number, number[]>;
+      count: number;
+    }
   >();
   checkMskRecords(records);
   for (const list of Object.values(records)) {
     for (const record of list) {
+      const fated = fate(record);
+      if (fated === 'failed') continue;
       const stream = headerText(record, 'tally.stream') ?? '';
       const seq = Number(headerText(record, 'tally.seq'));
       const key = `${record.topic}\u0000${stream}`;
@@ -93,10 +123,12 @@ export function receiptsFromMsk(
         topic: record.topic,
         stream,
         seqs: [] as number[],
+        suppressed: [] as number[],
         offsets: new Map<number, number[]>(),
         count: 0,
       };
-      if (stream !== '' && Number.isSafeInteger(seq) && seq > 0) batch.seqs.push(seq);
+      if (stream !== '' && Number.isSafeInteger(seq) && seq > 0)
+        (fated === 'suppressed' ? batch.suppressed : batch.seqs).push(seq);
       const offsets = batch.offsets.get(record.partition) ?? [];
       offsets.push(record.offset);
       batch.offsets.set(record.partition, offsets);
@@ -109,6 +141,7 @@ export function receiptsFromMsk(
     stream: b.stream,
     topic: b.topic,
     seqs: toRuns(b.seqs),
+    ...(b.suppressed.length > 0 && { suppressed: toRuns(b.suppressed) }),
     offsets: [...b.offsets].flatMap(([partition, offsets]) =>
       toRuns(offsets).map(([from, to]): OffsetRun => [partition, from, to]),
     ),

@@ -88,8 +88,16 @@ const extraCopies = (
   return extra;
 };
 
+/** A group's receipts: every delivery, those it acted on, those its once guard suppressed. */
+interface GroupReceipts {
+  readonly delivered: SeqCounter;
+  readonly acted: SeqCounter;
+  readonly suppressed: SeqCounter;
+}
+
 export class StreamAudit {
   readonly #groups = new Map<string, SeqCounter>();
+  readonly #receipts = new Map<string, Omit<GroupReceipts, 'delivered'>>();
 
   constructor(
     readonly stream: string,
@@ -166,11 +174,27 @@ export class StreamAudit {
     return unknown;
   }
 
-  addReceipts(group: string, runs: readonly SeqRange[]): void {
-    const counter = this.#groups.get(group) ?? new SeqCounter();
+  /**
+   * A receipt: seqs the group acted on (`runs`) and seqs delivered again that its once guard
+   * suppressed. Both are deliveries (processed, redelivered); only `runs` can act twice.
+   */
+  addReceipts(group: string, runs: readonly SeqRange[], suppressed: readonly SeqRange[] = []) {
+    const delivered = this.#groups.get(group) ?? new SeqCounter();
+    const split = this.#receipts.get(group) ?? {
+      acted: new SeqCounter(),
+      suppressed: new SeqCounter(),
+    };
     const { floor } = this.log;
-    for (const [from, to] of runs) if (to > floor) counter.addRange(Math.max(from, floor + 1), to);
-    this.#groups.set(group, counter);
+    const add = (counter: SeqCounter, list: readonly SeqRange[]) => {
+      for (const [from, to] of list)
+        if (to > floor) counter.addRange(Math.max(from, floor + 1), to);
+    };
+    add(delivered, runs);
+    add(delivered, suppressed);
+    add(split.acted, runs);
+    add(split.suppressed, suppressed);
+    this.#groups.set(group, delivered);
+    this.#receipts.set(group, split);
   }
 
   /**
@@ -323,6 +347,10 @@ export class StreamAudit {
       else this.#producedBuckets.set(start, rest);
     }
     for (const counter of this.#groups.values()) counter.dropThrough(floor);
+    for (const { acted, suppressed } of this.#receipts.values()) {
+      acted.dropThrough(floor);
+      suppressed.dropThrough(floor);
+    }
   }
 
   /** Bucket starts of the ledger's produced seqs and the log's unexplained ones, in order. */
@@ -359,11 +387,17 @@ export class StreamAudit {
       complete,
       inLog: this.log.log.seen(),
       logRuns: this.log.log.duplicates(),
-      groups: [...this.#groups].map(([group, counter]) => ({
-        group,
-        seen: counter.seen(),
-        runs: counter.duplicates(),
-      })),
+      groups: [...this.#groups].map(([group, counter]) => {
+        const split = this.#receipts.get(group);
+        return {
+          group,
+          seen: counter.seen(),
+          runs: counter.duplicates(),
+          actedRuns: split?.acted.duplicates() ?? [],
+          suppressedSeen: split?.suppressed.seen() ?? new SeqRanges(),
+          suppressedRuns: split?.suppressed.duplicates() ?? [],
+        };
+      }),
     };
   }
 
@@ -389,6 +423,10 @@ export class StreamAudit {
       processed: perGroup((g) => seqs.intersect(g.seen).count),
       pending: perGroup((g) => found.difference(g.seen).count),
       redelivered: perGroup((g) => extraCopies(seqs, g.runs)),
+      suppressed: perGroup(
+        (g) => seqs.intersect(g.suppressedSeen).count + extraCopies(seqs, g.suppressedRuns),
+      ),
+      actedTwice: perGroup((g) => extraCopies(seqs, g.actedRuns)),
     };
   }
 }
@@ -401,5 +439,9 @@ interface Layers {
     readonly group: string;
     readonly seen: SeqRanges;
     readonly runs: readonly DuplicateRun[];
+    /** Seqs the group acted on more than once. */
+    readonly actedRuns: readonly DuplicateRun[];
+    readonly suppressedSeen: SeqRanges;
+    readonly suppressedRuns: readonly DuplicateRun[];
   }>;
 }

@@ -1,20 +1,29 @@
-// An example downstream consumer: an MSK-triggered Lambda that processes records and, through
-// the tallyReceipts middleware, tells the audit which records it processed.
+// An example downstream consumer: an MSK-triggered Lambda whose work runs at most once per
+// record for its group (tallyOnce: duplicates Tally can see are suppressed), and which tells the
+// audit what it acted on and what it suppressed (receipts).
 import middy from '@middy/core';
-import type { MSKEvent } from 'aws-lambda';
+import type { MSKEvent, MSKRecord } from 'aws-lambda';
+import { eachRecord, type MskBatchResponse, tallyOnce } from '../once/middleware.js';
+import { onceConfig, onceStore } from '../once/store-runtime.js';
 import { receiptsGroup } from '../platform/config.js';
 import { log } from '../platform/log.js';
-import { tallyReceipts } from '../receipts/middleware.js';
 import { receiptsStore } from '../receipts/store-runtime.js';
 
-export const handler = middy<MSKEvent, { processed: number }>()
-  .use(tallyReceipts({ group: receiptsGroup(), sink: receiptsStore }))
-  .handler(async (event) => {
-    // Real processing goes here; the example only counts.
-    const processed = Object.values(event.records ?? {}).reduce(
-      (sum, list) => sum + list.length,
-      0,
-    );
-    log('info', 'downstream batch processed', { processed });
-    return { processed };
+/** The example's stack around any per-record work (tests give theirs; Lambda gets `count`). */
+export function downstreamHandler(
+  work: (record: MSKRecord) => Promise<void>,
+  group: string = receiptsGroup(),
+) {
+  const { claimMs, horizonMs } = onceConfig;
+  return middy<MSKEvent, MskBatchResponse>()
+    .use(tallyOnce({ group, store: onceStore, receipts: receiptsStore, claimMs, horizonMs }))
+    .handler(eachRecord(work));
+}
+
+// Real processing goes here; the example only logs.
+export const handler = downstreamHandler(async (record) => {
+  log('debug', 'downstream record processed', {
+    partition: record.partition,
+    offset: record.offset,
   });
+});

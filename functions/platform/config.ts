@@ -288,6 +288,24 @@ export function loadReceiptsConfig(env: Env = process.env): ReceiptsConfig {
   return { ...commonConfig(env), receiptsTable: required(env, 'TALLY_RECEIPTS_TABLE') };
 }
 
+export interface OnceConfig extends CommonConfig {
+  readonly onceTable: string;
+  /** How long a claim holds before another may take it over: above the function's timeout. */
+  readonly claimMs: number;
+  /** How long done-marks are kept after their last mark. */
+  readonly horizonMs: number;
+}
+
+/** The once guard (functions/once): its table, claim expiry and retention horizon. */
+export function loadOnceConfig(env: Env = process.env): OnceConfig {
+  return {
+    ...commonConfig(env),
+    onceTable: required(env, 'TALLY_ONCE_TABLE'),
+    claimMs: integer(env, 'TALLY_ONCE_CLAIM_SECONDS', 900, 1, 43_200) * 1000,
+    horizonMs: integer(env, 'TALLY_ONCE_HORIZON_DAYS', 30, 1, 365) * 86_400_000,
+  };
+}
+
 /** The consumer group an MSK-triggered function records receipts for (its event source's). */
 export function receiptsGroup(env: Env = process.env): string {
   return required(env, 'TALLY_RECEIPTS_GROUP');

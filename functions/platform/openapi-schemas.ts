@@ -519,6 +519,9 @@ const bucketRow = closed(
     processed: perGroup,
     pending: perGroup,
     redelivered: perGroup,
+    // Per group: redeliveries its once guard suppressed, and extra acts (absent in old reports).
+    suppressed: perGroup,
+    actedTwice: perGroup,
   },
   [
     'start',

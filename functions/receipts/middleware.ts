@@ -1,7 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { MSKEvent } from 'aws-lambda';
-import { InvalidInputError } from '../core/errors.js';
-import { checkMskRecords, type ReceiptBatch, receiptsFromMsk } from '../core/receipts.js';
+import { checkMskEvent, type ReceiptBatch, receiptsFromMsk } from '../core/receipts.js';
 
 export interface ReceiptSink {
   writeAll(batches: readonly ReceiptBatch[]): Promise<void>;
@@ -28,13 +27,7 @@ export function tallyReceipts(options: TallyReceiptsOptions): MiddlewareObj<MSKE
   return {
     // A malformed event is refused before the handler reads it.
     before: async (request) => {
-      const event = request.event as unknown;
-      if (typeof event !== 'object' || event === null) {
-        throw new InvalidInputError('event: an MSK event {eventSource, records}', {
-          field: 'event',
-        });
-      }
-      checkMskRecords((event as MSKEvent).records ?? {});
+      checkMskEvent(request.event as unknown);
     },
     after: async (request) => {
       const batches = receiptsFromMsk(options.group, request.event.records ?? {});

@@ -22,11 +22,15 @@ type LayerCounts = Pick<
   'produced' | 'inLog' | 'notInLedger' | 'duplicatesInLog' | 'lost' | 'unknownAbsent'
 >;
 
-/** What one consumer group processed of a bucket, left pending, and had delivered again. */
+/**
+ * What one consumer group processed of a bucket, left pending, had delivered again, and of
+ * those, what a once guard suppressed (default 0) and what acted twice (default: the rest).
+ */
 export interface GroupCounts {
   readonly processed: number;
   readonly pending: number;
   readonly redelivered: number;
+  readonly suppressed?: number;
 }
 
 /** The row of the bucket that starts at `start`, for one group: every layer not given counts 0. */
@@ -48,5 +52,7 @@ export function bucketRow(
     processed: { [group]: counts.processed },
     pending: { [group]: counts.pending },
     redelivered: { [group]: counts.redelivered },
+    suppressed: { [group]: counts.suppressed ?? 0 },
+    actedTwice: { [group]: counts.redelivered - (counts.suppressed ?? 0) },
   };
 }

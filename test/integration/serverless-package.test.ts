@@ -216,6 +216,11 @@ describe('serverless package (offline, no AWS credentials)', () => {
       'ReconcileReportsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Query',
     ]);
     expect(grants('ClustersLambdaFunction')).toEqual([]);
+    // The MSK-triggered example: its receipts, and the once guard's claims and ranges.
+    expect(grants('DownstreamExampleLambdaFunction')).toEqual([
+      'OnceTable: dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
+      'ReceiptsTable: dynamodb:BatchWriteItem dynamodb:PutItem',
+    ]);
     expect(grants('ApproveLambdaFunction')).toEqual([
       'ApprovalsTable: dynamodb:GetItem dynamodb:UpdateItem',
       'OffsetRepairStateMachine: states:SendTaskFailure states:SendTaskSuccess',

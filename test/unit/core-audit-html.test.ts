@@ -155,7 +155,13 @@ describe('renderAuditHtml', () => {
       '05-01 12:00/processed by billing=0',
     ]);
     expect(section(page, 'Per time bucket')).toContain(
-      '<tr><td>2024-05-01 12:00</td><td>40</td><td>30</td><td>0</td><td>0</td><td>0</td><td>6</td><td>0</td><td>30</td><td>0</td></tr>',
+      '<tr><td>2024-05-01 12:00</td><td>40</td><td>30</td><td>0</td><td>0</td><td>0</td><td>6</td><td>0</td><td>30</td><td>0</td><td>0</td><td>0</td></tr>',
+    );
+    // The once guard's columns and, per group, redelivered beside suppressed and acted twice.
+    expect(section(page, 'Per time bucket')).toContain('<th>suppressed · billing</th>');
+    expect(section(page, 'Per time bucket')).toContain('<th>acted twice · billing</th>');
+    expect(page).toMatch(
+      /redelivered · billing<\/div><div class="tile-value">\d+<\/div><div class="tile-note">suppressed 0 · acted twice \d+/,
     );
   });
 

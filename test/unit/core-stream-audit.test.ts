@@ -168,6 +168,32 @@ describe('stream audit', () => {
       ),
     ]);
   });
+
+  it('counts redeliveries a once guard suppressed apart from those that acted twice', () => {
+    const { audit } = clean(100);
+    // A guarded group rewound by 60: acted on 100, 60 delivered again and suppressed.
+    audit.addReceipts('billing', [[1, 100]]);
+    audit.addReceipts('billing', [], [[41, 100]]);
+    // An unguarded group rewound by 10: acted twice on those.
+    audit.addReceipts('email', [[1, 100]]);
+    audit.addReceipts('email', [[91, 100]]);
+    expect(audit.buckets(true)).toMatchObject([
+      {
+        processed: { billing: 100, email: 100 },
+        pending: { billing: 0, email: 0 },
+        redelivered: { billing: 60, email: 10 },
+        suppressed: { billing: 60, email: 0 },
+        actedTwice: { billing: 0, email: 10 },
+      },
+    ]);
+    // Folded detail keeps the counts.
+    audit.fold(T0 + 60 * MINUTE, true);
+    expect(audit.buckets(true)[0]).toMatchObject({
+      redelivered: { billing: 60, email: 10 },
+      suppressed: { billing: 60, email: 0 },
+      actedTwice: { billing: 0, email: 10 },
+    });
+  });
 });
 
 describe('audit state', () => {

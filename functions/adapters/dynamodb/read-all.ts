@@ -45,3 +45,24 @@ export async function forEachPage(
     start = page.LastEvaluatedKey;
   } while (start);
 }
+
+/** Every item under one partition key, read consistently. */
+export function readPartition(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+  doing: string,
+): Promise<Item[]> {
+  return readAll(
+    client,
+    {
+      query: {
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+      },
+    },
+    doing,
+  );
+}

@@ -3,7 +3,7 @@ import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws
 import type { ReceiptBatch } from '../../core/receipts.js';
 import type { BucketCount } from '../../core/receipts-input.js';
 import { dynamoDbUnavailable } from './client.js';
-import { forEachPage, readAll } from './read-all.js';
+import { forEachPage, readPartition } from './read-all.js';
 
 const BATCH_WRITE_LIMIT = 25;
 
@@ -16,6 +16,7 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
     stream: batch.stream,
     topic: batch.topic,
     seqs: JSON.stringify(batch.seqs),
+    suppressed: batch.suppressed && JSON.stringify(batch.suppressed),
     offsets: JSON.stringify(batch.offsets),
     count: batch.count,
     receivedAt,
@@ -96,6 +97,7 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
               stream,
               topic: typeof i.topic === 'string' ? i.topic : undefined,
               seqs: JSON.parse(String(i.seqs)),
+              ...(typeof i.suppressed === 'string' && { suppressed: JSON.parse(i.suppressed) }),
               offsets: JSON.parse(String(i.offsets)),
               count: Number(i.count),
             });
@@ -106,16 +108,10 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
 
     /** Every count-only receipt (per time bucket) a group posted for a topic. */
     async counts(group: string, topic: string): Promise<BucketCount[]> {
-      const items = await readAll(
+      const items = await readPartition(
         client,
-        {
-          query: {
-            TableName: tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': `${group}#topic:${topic}` },
-            ConsistentRead: true,
-          },
-        },
+        tableName,
+        `${group}#topic:${topic}`,
         `reading receipt counts of ${group} for ${topic}`,
       );
       return items.flatMap((i) => JSON.parse(String(i.buckets)) as BucketCount[]);
