@@ -1,4 +1,5 @@
 import { lazyRuntime } from './lazy-runtime.js';
+import { tracing } from './tracing.js';
 
 /** Where an AWS SDK client sends: AWS in `region`, or a local API (the `npm start` stack's). */
 export interface SdkClientPlace {
@@ -27,15 +28,16 @@ export function sdkClientConfig(place: SdkClientPlace) {
 
 /**
  * An SDK client module and its client, loaded by the first call rather than at cold start (the
- * functions that hold one rarely use it), then shared by every later call of the container.
+ * functions that hold one rarely use it), then shared by every later call of the container;
+ * its calls are traced when tracing is on (TALLY_TRACING).
  */
-export function lazySdkClient<Module, Client>(
+export function lazySdkClient<Module, Client extends object>(
   place: SdkClientPlace,
   load: () => Promise<Module>,
   create: (module: Module, config: ReturnType<typeof sdkClientConfig>) => Client,
 ): () => Promise<{ readonly module: Module; readonly client: Client }> {
   return lazyRuntime(async () => {
     const module = await load();
-    return { module, client: create(module, sdkClientConfig(place)) };
+    return { module, client: tracing.captureClient(create(module, sdkClientConfig(place))) };
   });
 }

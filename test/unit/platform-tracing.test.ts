@@ -1,0 +1,246 @@
+import { randomBytes } from 'node:crypto';
+import { createSocket, type Socket } from 'node:dgram';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { type CommonConfig, loadTracingConfig } from '../../functions/platform/config.js';
+import { createTracing, type TraceIds } from '../../functions/platform/tracing.js';
+import { httpEvent, lambdaContext, TEST_TOKEN, testAuthEnv } from '../helpers/http-event.js';
+
+// Tracing (TALLY_TRACING): off, the tracer module is never imported and nothing changes; on, the
+// real Powertools Tracer (the devDependency standing in for the Lambda layer) sends each
+// invocation's subsegment to the X-Ray daemon, here a UDP socket of the test's own.
+
+describe('TALLY_TRACING', () => {
+  it('is off by default, on with "true", and a bad value names the variable', () => {
+    expect(loadTracingConfig({})).toEqual({ enabled: false });
+    expect(loadTracingConfig({ TALLY_TRACING: 'false' })).toEqual({ enabled: false });
+    expect(loadTracingConfig({ TALLY_TRACING: 'true' })).toEqual({ enabled: true });
+    expect(() => loadTracingConfig({ TALLY_TRACING: 'yes' })).toThrow(ConfigurationError);
+    expect(() => loadTracingConfig({ TALLY_TRACING: 'yes' })).toThrow(/^TALLY_TRACING must be/);
+  });
+});
+
+describe('tracing off', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('never imports the tracer, adds no middleware and leaves SDK clients alone', () => {
+    const load = vi.fn(() => import('@aws-lambda-powertools/tracer'));
+    const off = createTracing(false, load, 'svc');
+    const add = vi.fn();
+    const client = { middlewareStack: { add } };
+    expect(off.enabled).toBe(false);
+    expect(off.middlewares()).toEqual([]);
+    expect(off.captureClient(client)).toBe(client);
+    off.annotate({ requestId: 'r-1' });
+    expect(load).not.toHaveBeenCalled();
+    expect(add).not.toHaveBeenCalled();
+  });
+
+  it("is what a container without TALLY_TRACING gets (the handlers' stacks use it)", async () => {
+    vi.stubEnv('TALLY_TRACING', '');
+    vi.resetModules();
+    const { tracing } = await import('../../functions/platform/tracing.js');
+    expect(tracing.enabled).toBe(false);
+  });
+
+  it('on without the layer: the first invocation fails, naming TALLY_TRACING', async () => {
+    const on = createTracing(
+      true,
+      () => Promise.reject(new Error("Cannot find package '@aws-lambda-powertools/tracer'")),
+      'svc',
+    );
+    const before = on.middlewares()[0]?.before as (request: object) => Promise<void>;
+    await expect(before({ event: {}, context: lambdaContext(), internal: {} })).rejects.toSatisfy(
+      (error) => error instanceof ConfigurationError && error.field === 'TALLY_TRACING',
+    );
+  });
+});
+
+interface XrayDocument {
+  readonly id: string;
+  readonly name: string;
+  readonly trace_id: string;
+  readonly parent_id?: string;
+  readonly annotations?: Record<string, unknown>;
+  readonly fault?: boolean;
+  readonly error?: boolean;
+  readonly cause?: { exceptions?: Array<{ type?: string; message?: string }> };
+  readonly aws?: Record<string, unknown>;
+  readonly subsegments?: XrayDocument[];
+}
+
+describe('tracing on: the real Tracer, documents caught where the X-Ray daemon listens', () => {
+  let daemon: Socket;
+  let documents: XrayDocument[];
+  const flatten = (doc: XrayDocument): XrayDocument[] => [
+    doc,
+    ...(doc.subsegments ?? []).flatMap(flatten),
+  ];
+
+  beforeAll(async () => {
+    daemon = createSocket('udp4');
+    daemon.on('message', (message) => {
+      // A header line, then the document.
+      const text = message.toString('utf8');
+      documents.push(...flatten(JSON.parse(text.slice(text.indexOf('\n') + 1))));
+    });
+    await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => daemon.close(() => resolve())));
+
+  beforeEach(() => {
+    documents = [];
+    for (const [name, value] of Object.entries({
+      ...testAuthEnv(),
+      TALLY_TRACING: 'true',
+      // What Lambda sets, and what the X-Ray SDK and the Tracer read.
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+      AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+      AWS_LAMBDA_FUNCTION_NAME: 'tally-test',
+      LAMBDA_TASK_ROOT: '/var/task',
+      _HANDLER: 'functions/test-handler.handler',
+      AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${daemon.address().port}`,
+      AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+      // Other test files share this worker: its http and fetch stay unpatched.
+      POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS: 'false',
+    })) {
+      vi.stubEnv(name, value);
+    }
+    // A fresh container: tracing.ts reads TALLY_TRACING and loads the tracer at init.
+    vi.resetModules();
+  });
+  afterEach(() => vi.unstubAllEnvs());
+
+  /** Runs one invocation in a trace of its own; its documents once they have arrived. */
+  async function traced(invoke: () => Promise<unknown>): Promise<XrayDocument[]> {
+    const traceId = `1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
+    vi.stubEnv(
+      '_X_AMZN_TRACE_ID',
+      `Root=${traceId};Parent=${randomBytes(8).toString('hex')};Sampled=1`,
+    );
+    await invoke().catch(() => {});
+    const ours = () => documents.filter((doc) => doc.trace_id === traceId);
+    await vi.waitFor(() => expect(ours().some((d) => d.name.startsWith('## '))).toBe(true), {
+      timeout: 2000,
+      interval: 20,
+    });
+    return ours();
+  }
+  const invocationOf = (docs: XrayDocument[]) => {
+    const doc = docs.find((d) => d.name === '## functions/test-handler.handler');
+    expect(doc).toBeDefined();
+    return doc as XrayDocument;
+  };
+
+  it('annotates an HTTP invocation with ColdStart, Service and the correlation ids, nothing else', async () => {
+    const { httpHandler, json } = await import('../../functions/platform/http.js');
+    const { withCorrelation } = await import('../../functions/platform/log.js');
+    const { tracing } = await import('../../functions/platform/tracing.js');
+    expect(tracing.enabled).toBe(true);
+    const recordKey = `key-${randomBytes(6).toString('hex')}`;
+    const recordValue = `value-${randomBytes(6).toString('hex')}`;
+    const route = httpHandler('publish', async (event) => {
+      // What publish does with a request's Idempotency-Key and stream (publish/request.ts).
+      withCorrelation({ idempotencyKey: 'order-42', stream: 'orders' });
+      // Anything but the correlation ids is dropped, whoever passes it.
+      tracing.annotate({ key: recordKey, value: recordValue } as TraceIds);
+      return json(200, { echoed: event.body });
+    });
+    const event = httpEvent({ body: JSON.stringify({ key: recordKey, value: recordValue }) });
+    const first = invocationOf(await traced(() => route(event, lambdaContext())));
+    expect(first.annotations).toEqual({
+      ColdStart: true,
+      Service: 'tally-test',
+      requestId: event.requestContext.requestId,
+      idempotencyKey: 'order-42',
+      stream: 'orders',
+    });
+    expect(first.fault).toBeUndefined();
+    expect(first.error).toBeUndefined();
+    const second = invocationOf(await traced(() => route(httpEvent(), lambdaContext())));
+    expect(second.annotations?.ColdStart).toBe(false);
+    // The same guarantees as the logs: no record key or value, no credential, in any document.
+    const sent = JSON.stringify(documents);
+    expect(sent).not.toContain(recordKey);
+    expect(sent).not.toContain(recordValue);
+    expect(sent).not.toContain(TEST_TOKEN);
+  });
+
+  it("captures errors: a fault for ours or a dependency's, an error flag for the caller's 4xx", async () => {
+    const { httpHandler } = await import('../../functions/platform/http.js');
+    const { taskHandler } = await import('../../functions/platform/task.js');
+    // This container's error classes (the modules were loaded afresh).
+    const { DependencyUnavailableError, InvalidInputError } = await import(
+      '../../functions/core/errors.js'
+    );
+    const execution = 'arn:aws:states:us-east-1:000000000000:execution:offset-repair:e-1';
+    const task = taskHandler(async (input: { execution: string; fail?: string }) => {
+      if (input.fail === 'input') throw new InvalidInputError('group: 1-255 characters');
+      if (input.fail === 'dependency') throw new DependencyUnavailableError('DynamoDB timed out');
+      return 'done';
+    });
+    const ok = invocationOf(await traced(() => task({ execution }, lambdaContext())));
+    expect(ok.annotations).toMatchObject({ ColdStart: true, execution });
+    expect(ok.fault ?? ok.error).toBeUndefined();
+
+    const refused = invocationOf(
+      await traced(() => task({ execution, fail: 'input' }, lambdaContext())),
+    );
+    expect(refused).toMatchObject({ error: true, annotations: { execution } });
+    expect(refused.fault).toBeUndefined();
+
+    const failed = invocationOf(
+      await traced(() => task({ execution, fail: 'dependency' }, lambdaContext())),
+    );
+    expect(failed.fault).toBe(true);
+    expect(failed.cause?.exceptions?.[0]).toMatchObject({
+      type: 'DependencyUnavailableError',
+      message: 'DynamoDB timed out',
+    });
+    // An HTTP route's unexpected error is a 500 for the caller and a fault in the trace.
+    const route = httpHandler('read', async () => {
+      throw new Error('bug');
+    });
+    const crashed = invocationOf(await traced(() => route(httpEvent(), lambdaContext())));
+    expect(crashed.fault).toBe(true);
+    expect(crashed.cause?.exceptions?.[0]?.message).toBe('bug');
+  });
+
+  it('traces AWS SDK calls as subsegments of the invocation (DynamoDB, lazily loaded clients)', async () => {
+    const { taskHandler } = await import('../../functions/platform/task.js');
+    const { dynamoDbClients } = await import('../../functions/platform/dynamodb-clients.js');
+    const { lazySdkClient } = await import('../../functions/platform/lazy-sdk-client.js');
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    // Nothing listens there: each call fails at once, traced all the same.
+    const endpoint = 'http://127.0.0.1:9';
+    const task = taskHandler(async () => {
+      const { documents: dynamodb } = dynamoDbClients({
+        region: 'us-east-1',
+        dynamodbEndpoint: endpoint,
+        dynamodbTimeoutMs: 500,
+      } as CommonConfig);
+      await dynamodb
+        .send(new GetCommand({ TableName: 'tally-streams', Key: { stream: 'secret-stream-key' } }))
+        .catch(() => {});
+      const sfn = lazySdkClient(
+        { region: 'us-east-1', endpoint },
+        () => import('@aws-sdk/client-sfn'),
+        (module, config) => new module.SFNClient(config),
+      );
+      const { module, client } = await sfn();
+      await client.send(new module.ListStateMachinesCommand({})).catch(() => {});
+      return 'done';
+    });
+    const docs = await traced(() => task({}, lambdaContext()));
+    const invocation = invocationOf(docs);
+    const calls = docs.filter((d) => d.parent_id === invocation.id);
+    expect(calls.map((d) => [d.name, d.aws?.operation])).toEqual(
+      expect.arrayContaining([
+        ['DynamoDB', 'GetItem'],
+        ['SFN', 'ListStateMachines'],
+      ]),
+    );
+    // The table is named; the item's key is not.
+    expect(JSON.stringify(docs)).not.toContain('secret-stream-key');
+  });
+});
