@@ -206,6 +206,44 @@ describe('tracing on: the real Tracer, documents caught where the X-Ray daemon l
     expect(crashed.cause?.exceptions?.[0]?.message).toBe('bug');
   });
 
+  it('traces the MSK example around the once guard: the work done, then receipts DynamoDB did not take', async () => {
+    vi.stubEnv('KAFKA_BROKERS', '127.0.0.1:9');
+    vi.stubEnv('DYNAMODB_ENDPOINT', 'http://127.0.0.1:9');
+    vi.stubEnv('TALLY_ONCE_TABLE', 'tally-once');
+    vi.stubEnv('TALLY_RECEIPTS_TABLE', 'tally-receipts');
+    vi.stubEnv('TALLY_RECEIPTS_GROUP', 'billing');
+    const { downstreamHandler } = await import('../../functions/downstream-example/handler.js');
+    const worked: number[] = [];
+    const handler = downstreamHandler(async (record) => {
+      worked.push(record.offset);
+    }, 'billing');
+    // A record without Tally's headers: passed to the work; its receipt finds no DynamoDB.
+    const record = {
+      topic: 'orders',
+      partition: 0,
+      offset: 7,
+      timestamp: 0,
+      timestampType: 'CREATE_TIME' as const,
+      key: '',
+      value: '',
+      headers: [],
+    };
+    const event = {
+      eventSource: 'aws:kafka' as const,
+      eventSourceArn: 'arn:aws:kafka:us-east-1:000000000000:cluster/c/1',
+      bootstrapServers: '',
+      records: { 'orders-0': [record] },
+    };
+    const docs = await traced(() => handler(event, lambdaContext()));
+    const doc = invocationOf(docs);
+    expect(worked).toEqual([7]);
+    expect(doc.annotations).toEqual({ ColdStart: true, Service: 'tally-test' });
+    expect(doc.fault).toBe(true);
+    expect(doc.cause?.exceptions?.[0]?.type).toBe('DependencyUnavailableError');
+    const writes = docs.filter((d) => d.parent_id === doc.id && d.name === 'DynamoDB');
+    expect(writes.length).toBeGreaterThan(0);
+  });
+
   it('traces AWS SDK calls as subsegments of the invocation (DynamoDB, lazily loaded clients)', async () => {
     const { taskHandler } = await import('../../functions/platform/task.js');
     const { dynamoDbClients } = await import('../../functions/platform/dynamodb-clients.js');
