@@ -8,21 +8,27 @@ export interface SdkClientPlace {
   readonly endpoint: string | undefined;
 }
 
-/**
- * The settings of an SDK client on a request's path: two attempts of at most 3 s to connect and
- * 5 s to answer each (a stalled service turns into an error, not a hang: without
- * throwOnRequestTimeout the SDK only warns and keeps waiting), and locally the endpoint with
- * dummy credentials.
- */
-export function sdkClientConfig(place: SdkClientPlace) {
+/** An SDK client's region and, locally, its endpoint with dummy credentials. */
+export function sdkClientWhere(place: SdkClientPlace) {
   return {
     region: place.region,
-    maxAttempts: 2,
-    requestHandler: { connectionTimeout: 3000, requestTimeout: 5000, throwOnRequestTimeout: true },
     ...(place.endpoint && {
       endpoint: place.endpoint,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     }),
+  };
+}
+
+/**
+ * The settings of an SDK client on a request's path: two attempts of at most 3 s to connect and
+ * 5 s to answer each (a stalled service turns into an error, not a hang: without
+ * throwOnRequestTimeout the SDK only warns and keeps waiting), and where it sends.
+ */
+export function sdkClientConfig(place: SdkClientPlace) {
+  return {
+    ...sdkClientWhere(place),
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: 3000, requestTimeout: 5000, throwOnRequestTimeout: true },
   };
 }
 
