@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { type CommonConfig, loadTracingConfig } from '../../functions/platform/config.js';
 import { createTracing, type TraceIds } from '../../functions/platform/tracing.js';
 import { httpEvent, lambdaContext, TEST_TOKEN, testAuthEnv } from '../helpers/http-event.js';
+import {
+  lambdaTracingEnv,
+  newTrace,
+  startXrayDaemon,
+  type XrayDaemon,
+  type XrayDocument,
+} from '../helpers/tracing-daemon.js';
 
 // Tracing (TALLY_TRACING): off, the tracer module is never imported and nothing changes; on, the
 // real Powertools Tracer (the devDependency standing in for the Lambda layer) sends each
@@ -56,51 +62,19 @@ describe('tracing off', () => {
   });
 });
 
-interface XrayDocument {
-  readonly id: string;
-  readonly name: string;
-  readonly trace_id: string;
-  readonly parent_id?: string;
-  readonly annotations?: Record<string, unknown>;
-  readonly fault?: boolean;
-  readonly error?: boolean;
-  readonly cause?: { exceptions?: Array<{ type?: string; message?: string }> };
-  readonly aws?: Record<string, unknown>;
-  readonly subsegments?: XrayDocument[];
-}
-
 describe('tracing on: the real Tracer, documents caught where the X-Ray daemon listens', () => {
-  let daemon: Socket;
-  let documents: XrayDocument[];
-  const flatten = (doc: XrayDocument): XrayDocument[] => [
-    doc,
-    ...(doc.subsegments ?? []).flatMap(flatten),
-  ];
+  let daemon: XrayDaemon;
 
   beforeAll(async () => {
-    daemon = createSocket('udp4');
-    daemon.on('message', (message) => {
-      // A header line, then the document.
-      const text = message.toString('utf8');
-      documents.push(...flatten(JSON.parse(text.slice(text.indexOf('\n') + 1))));
-    });
-    await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+    daemon = await startXrayDaemon();
   });
-  afterAll(() => new Promise<void>((resolve) => daemon.close(() => resolve())));
+  afterAll(() => daemon.close());
 
   beforeEach(() => {
-    documents = [];
+    daemon.documents.length = 0;
     for (const [name, value] of Object.entries({
       ...testAuthEnv(),
-      TALLY_TRACING: 'true',
-      // What Lambda sets, and what the X-Ray SDK and the Tracer read.
-      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
-      AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
-      AWS_LAMBDA_FUNCTION_NAME: 'tally-test',
-      LAMBDA_TASK_ROOT: '/var/task',
-      _HANDLER: 'functions/test-handler.handler',
-      AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${daemon.address().port}`,
-      AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+      ...lambdaTracingEnv(daemon, 'tally-test', 'functions/test-handler.handler'),
       // Other test files share this worker: its http and fetch stay unpatched.
       POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS: 'false',
     })) {
@@ -113,13 +87,10 @@ describe('tracing on: the real Tracer, documents caught where the X-Ray daemon l
 
   /** Runs one invocation in a trace of its own; its documents once they have arrived. */
   async function traced(invoke: () => Promise<unknown>): Promise<XrayDocument[]> {
-    const traceId = `1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
-    vi.stubEnv(
-      '_X_AMZN_TRACE_ID',
-      `Root=${traceId};Parent=${randomBytes(8).toString('hex')};Sampled=1`,
-    );
+    const { traceId, header } = newTrace();
+    vi.stubEnv('_X_AMZN_TRACE_ID', header);
     await invoke().catch(() => {});
-    const ours = () => documents.filter((doc) => doc.trace_id === traceId);
+    const ours = () => daemon.documents.filter((doc) => doc.trace_id === traceId);
     await vi.waitFor(() => expect(ours().some((d) => d.name.startsWith('## '))).toBe(true), {
       timeout: 2000,
       interval: 20,
@@ -160,7 +131,7 @@ describe('tracing on: the real Tracer, documents caught where the X-Ray daemon l
     const second = invocationOf(await traced(() => route(httpEvent(), lambdaContext())));
     expect(second.annotations?.ColdStart).toBe(false);
     // The same guarantees as the logs: no record key or value, no credential, in any document.
-    const sent = JSON.stringify(documents);
+    const sent = JSON.stringify(daemon.documents);
     expect(sent).not.toContain(recordKey);
     expect(sent).not.toContain(recordValue);
     expect(sent).not.toContain(TEST_TOKEN);
