@@ -14,7 +14,11 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
     });
   }
   // No body at all is REST Proxy's "Request body is empty" (42208), as a JSON null is.
-  const { ids, records } = parseBatch(values[0] ?? null, rt.config.maxBatchEntries);
+  const { ids, records } = parseBatch(
+    values[0] ?? null,
+    rt.config.maxBatchEntries,
+    rt.schemaEncoder !== undefined,
+  );
   return runPublish(rt, { ...options, records }, context, (result) => ({
     statusCode: 207,
     headers: { 'content-type': 'application/json' },

@@ -4,7 +4,7 @@
 // every record's result or error); only a lone record that was not written for a reason on
 // Tally's side (5xx: not sent, unknown, refused) makes the status, so HTTP retry logic sees it.
 import { UnprocessableInputError } from '../core/errors.js';
-import { parseRecordOrError } from '../core/record-input.js';
+import { parsedRecordOrError } from '../core/record-input.js';
 import { httpStatusOf, produceResponseLines, recordReport } from '../core/reports.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
@@ -18,7 +18,9 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
       errorCode: 42206,
     });
   }
-  const records = values.map((value) => parseRecordOrError(value));
+  // With a registry, keys and values with a schema are serialized by runPublish, before any seq.
+  const schemas = rt.schemaEncoder !== undefined;
+  const records = values.map((value) => parsedRecordOrError(value, '', undefined, schemas));
   return runPublish(rt, { ...options, records }, context, (result) => {
     const first = result.results[0];
     const single =
