@@ -178,5 +178,6 @@ function jsonNumber(n: number): string {
 }
 
 function dataJson(data: RecordData): string {
-  return `{"type":${JSON.stringify(data.type)},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
+  const schemaId = data.schemaId === undefined ? '' : `,"schema_id":${data.schemaId}`;
+  return `{"type":${JSON.stringify(data.type)}${schemaId},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
 }

@@ -173,9 +173,8 @@ export function isSchemaPart(part: RecordData | SchemaPart | undefined): part is
 
 /**
  * Every record with its schema parts serialized, or the error of the part that could not be:
- * its own entry, nothing sent for it. Parts are encoded side by side (the encoder shares one
- * registry call among parts that ask the same). An error that is not a TallyError is a bug and
- * rejects the whole.
+ * its own entry, nothing sent for it. An error that is not a TallyError is a bug and rejects the
+ * whole.
  */
 export async function encodeSchemaParts(
   records: ReadonlyArray<ParsedRecord | TallyError>,
@@ -195,16 +194,21 @@ export async function encodeSchemaParts(
     const { bytes, type, schemaId } = await port.encode(part, topic);
     return { type, bytes, schemaId } satisfies RecordData;
   };
-  return Promise.all(
-    records.map(async (record) => {
-      if (record instanceof TallyError) return record;
-      try {
-        const [key, value] = await Promise.all([encode(record.key), encode(record.value)]);
-        return { ...record, key, value };
-      } catch (error) {
-        if (error instanceof TallyError) return error;
-        throw error;
-      }
-    }),
-  );
+  // In order, one record after another, as REST Proxy serializes them: a record may ask for the
+  // latest version of a subject that an earlier record's inline schema registers.
+  const encoded: Array<RecordInput | TallyError> = [];
+  for (const record of records) {
+    if (record instanceof TallyError) {
+      encoded.push(record);
+      continue;
+    }
+    try {
+      const key = await encode(record.key);
+      encoded.push({ ...record, key, value: await encode(record.value) });
+    } catch (error) {
+      if (!(error instanceof TallyError)) throw error;
+      encoded.push(error);
+    }
+  }
+  return encoded;
 }
