@@ -198,8 +198,8 @@ export async function encodeSchemaParts(
   // latest version of a subject that an earlier record's inline schema registers.
   const encoded: Array<RecordInput | TallyError> = [];
   for (const record of records) {
-    if (record instanceof TallyError) {
-      encoded.push(record);
+    if (record instanceof TallyError || !(isSchemaPart(record.key) || isSchemaPart(record.value))) {
+      encoded.push(record as RecordInput | TallyError);
       continue;
     }
     try {
