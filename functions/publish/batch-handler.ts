@@ -6,6 +6,9 @@ import { batchResponseBody } from '../core/reports.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 
+/** This route's own import of the schema codecs: a chunk packed with this function only. */
+const codecs = () => import('./batch-handler.schema.js');
+
 export const handler = httpHandler('publish', async (event, context, caller) => {
   const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
   if (values.length > 1) {
@@ -19,9 +22,15 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
     rt.config.maxBatchEntries,
     rt.schemaEncoder !== undefined,
   );
-  return runPublish(rt, { ...options, records }, context, (result) => ({
-    statusCode: 207,
-    headers: { 'content-type': 'application/json' },
-    body: batchResponseBody(clusterId, ids, result),
-  }));
+  return runPublish(
+    rt,
+    { ...options, records },
+    context,
+    (result) => ({
+      statusCode: 207,
+      headers: { 'content-type': 'application/json' },
+      body: batchResponseBody(clusterId, ids, result),
+    }),
+    codecs,
+  );
 });

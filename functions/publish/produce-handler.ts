@@ -9,6 +9,9 @@ import { httpStatusOf, produceResponseLines, recordReport } from '../core/report
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 
+/** This route's own import of the schema codecs: a chunk packed with this function only. */
+const codecs = () => import('./produce-handler.schema.js');
+
 export const handler = httpHandler('publish', async (event, context, caller) => {
   const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
   if (values.length === 0) {
@@ -21,21 +24,27 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
   // With a registry, keys and values with a schema are serialized by runPublish, before any seq.
   const schemas = rt.schemaEncoder !== undefined;
   const records = values.map((value) => parsedRecordOrError(value, '', undefined, schemas));
-  return runPublish(rt, { ...options, records }, context, (result) => {
-    const first = result.results[0];
-    const single =
-      first !== undefined && result.results.length === 1
-        ? recordReport(clusterId, result, first)
-        : undefined;
-    if (single === undefined || httpStatusOf(single.error_code) < 500) {
-      const body = produceResponseLines(clusterId, result);
-      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body };
-    }
-    const retryAfter = single.error_code === 503 ? { 'retry-after': '1' } : {};
-    return {
-      statusCode: httpStatusOf(single.error_code),
-      headers: { 'content-type': 'application/json', ...retryAfter },
-      body: `${JSON.stringify(single)}\r\n`,
-    };
-  });
+  return runPublish(
+    rt,
+    { ...options, records },
+    context,
+    (result) => {
+      const first = result.results[0];
+      const single =
+        first !== undefined && result.results.length === 1
+          ? recordReport(clusterId, result, first)
+          : undefined;
+      if (single === undefined || httpStatusOf(single.error_code) < 500) {
+        const body = produceResponseLines(clusterId, result);
+        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body };
+      }
+      const retryAfter = single.error_code === 503 ? { 'retry-after': '1' } : {};
+      return {
+        statusCode: httpStatusOf(single.error_code),
+        headers: { 'content-type': 'application/json', ...retryAfter },
+        body: `${JSON.stringify(single)}\r\n`,
+      };
+    },
+    codecs,
+  );
 });

@@ -14,6 +14,7 @@ import { bodyText } from './body-text.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
 import { publishRequestMetrics } from './metrics.js';
 import { type PublishRuntime, publishRuntime } from './runtime.js';
+import type { SchemaCodecs } from './schema-encoder.js';
 
 // What every publish route shares: headers, body limits, cluster check, and the guarded run.
 
@@ -106,6 +107,8 @@ export async function runPublish(
   // Kept for the callers: the request's deadline already holds the Lambda's remaining time.
   _context: Context | undefined,
   respond: (result: PublishResult) => HttpResponse,
+  /** The schema codecs' import, from a route that parsed keys and values with schemas. */
+  codecs?: SchemaCodecs,
 ): Promise<HttpResponse> {
   if (inFlight >= rt.config.maxConcurrentRequests) {
     throw new OverloadedError(
@@ -117,7 +120,7 @@ export async function runPublish(
   }
   inFlight++;
   try {
-    const request = { ...parsed, records: await encodeRecords(rt, parsed) };
+    const request = { ...parsed, records: await encodeRecords(rt, parsed, codecs) };
     // Hashed once, here: the key's item compares it.
     const keyed =
       request.idempotencyKey === undefined
@@ -149,10 +152,16 @@ async function encodeRecords(
     readonly idempotencyKey: string | undefined;
     readonly records: ReadonlyArray<ParsedRecord | TallyError>;
   },
+  codecs: SchemaCodecs | undefined,
 ) {
   const { schemaEncoder } = rt;
-  if (schemaEncoder === undefined) return request.records as PublishRequest['records'];
-  const records = await encodeSchemaParts(request.records, request.topic, schemaEncoder);
+  // Only a route that passes the codecs parsed with schemas: no other has a pending part.
+  if (schemaEncoder === undefined || codecs === undefined) {
+    return request.records as PublishRequest['records'];
+  }
+  const records = await encodeSchemaParts(request.records, request.topic, () =>
+    schemaEncoder(codecs),
+  );
   if (request.idempotencyKey !== undefined) {
     const retriable = records.find((r) => r instanceof TallyError && r.retriable);
     if (retriable) throw retriable;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -570,13 +570,27 @@ describe('serverless package (offline, no AWS credentials)', () => {
   it("ships the schema codecs' chunk in the produce zip, loaded only by the import that needs it", async () => {
     const entries = readZip(readFileSync(join(artifacts, 'produce.zip')));
     const handler = entries.get('functions/publish/produce-handler.mjs')?.toString('utf8') ?? '';
-    const chunk = /import\("\.\/(record-encoder-[\w-]+\.mjs)"\)/.exec(handler)?.[1];
+    const chunk = /import\("\.\/(produce-handler\.schema-[\w-]+\.mjs)"\)/.exec(handler)?.[1];
     expect(chunk, 'a dynamic import of the encoder chunk').toBeDefined();
     const chunkPath = `functions/publish/${chunk}`;
     expect(entries.has(chunkPath)).toBe(true);
     // The entry does not import avsc's code statically: its bytes are in the chunk.
     expect(handler.length).toBeLessThan(400 * 1024);
     expect((entries.get(chunkPath) as Buffer).length).toBeGreaterThan(200 * 1024);
+    // Named after its function, it is packed with no other (serverless-esbuild leaves another
+    // entry's `<entry>.*` files out), and no function but the two v3 produce routes has one.
+    for (const name of readdirSync(artifacts).filter((f) => f.endsWith('.zip'))) {
+      const chunks = [...readZip(readFileSync(join(artifacts, name))).keys()].filter((entry) =>
+        /\.schema-[\w-]+\.mjs$/.test(entry),
+      );
+      expect(chunks, name).toEqual(
+        name === 'produce.zip'
+          ? [chunkPath]
+          : name === 'produceBatch.zip'
+            ? [expect.stringMatching(/^functions\/publish\/batch-handler\.schema-/)]
+            : [],
+      );
+    }
 
     // Unzipped as Lambda unzips it: the handler loads (configured, nothing to reach at init),
     // and the chunk beside it loads and serializes with an inline Avro schema; the registry it
