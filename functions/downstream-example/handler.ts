@@ -7,15 +7,20 @@ import { eachRecord, type MskBatchResponse, tallyOnce } from '../once/middleware
 import { onceConfig, onceStore } from '../once/store-runtime.js';
 import { receiptsGroup } from '../platform/config.js';
 import { log } from '../platform/log.js';
+import { tracing } from '../platform/tracing.js';
 import { receiptsStore } from '../receipts/store-runtime.js';
 
-/** The example's stack around any per-record work (tests give theirs; Lambda gets `count`). */
+/**
+ * The example's stack around any per-record work (tests give theirs; Lambda gets `count`),
+ * traced when tracing is on (TALLY_TRACING).
+ */
 export function downstreamHandler(
   work: (record: MSKRecord) => Promise<void>,
   group: string = receiptsGroup(),
 ) {
   const { claimMs, horizonMs } = onceConfig;
   return middy<MSKEvent, MskBatchResponse>()
+    .use(tracing.middlewares())
     .use(tallyOnce({ group, store: onceStore, receipts: receiptsStore, claimMs, horizonMs }))
     .handler(eachRecord(work));
 }

@@ -449,3 +449,22 @@ export function loadWorkflowConfig(env: Env = process.env): WorkflowConfig {
     stepFunctionsEndpoint: optional(env, 'TALLY_STEP_FUNCTIONS_ENDPOINT'),
   };
 }
+
+/**
+ * Tracing (TALLY_TRACING, off by default): X-Ray traces through Powertools' Tracer, which comes
+ * from the Powertools Lambda layer serverless.yml attaches only then (docs/operations.md). Read
+ * by every function at init, whatever its other configuration.
+ */
+export interface TracingConfig {
+  readonly enabled: boolean;
+}
+
+export function loadTracingConfig(env: Env = process.env): TracingConfig {
+  const text = optional(env, 'TALLY_TRACING') ?? 'false';
+  if (text !== 'true' && text !== 'false') {
+    throw new ConfigurationError(`TALLY_TRACING must be true or false, got "${text}"`, {
+      field: 'TALLY_TRACING',
+    });
+  }
+  return { enabled: text === 'true' };
+}

@@ -9,6 +9,7 @@ import { type Caller, requireScope, type Scope } from '../core/access.js';
 import { InvalidInputError, NotFoundError, TallyError } from '../core/errors.js';
 import { loadAuthenticate } from './auth.js';
 import { log, logger, withCorrelation } from './log.js';
+import { tracing } from './tracing.js';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2;
@@ -98,7 +99,8 @@ function correlation(): MiddlewareObj<HttpEvent, HttpResponse> {
 }
 
 /**
- * The one middy stack of every HTTP route: its log context, errors as JSON, and who may call it.
+ * The one middy stack of every HTTP route: its trace (TALLY_TRACING), log context, errors as
+ * JSON, and who may call it.
  * How callers are authenticated (TALLY_AUTH, TALLY_AUTH_TOKENS) is read when the function's
  * module loads: a bad configuration fails the cold start, naming the variable. The route is
  * given the authenticated caller, after its scope was checked (401 / 403 before the route).
@@ -106,6 +108,7 @@ function correlation(): MiddlewareObj<HttpEvent, HttpResponse> {
 export function httpHandler(scope: Scope, route: HttpRoute) {
   const authenticate = loadAuthenticate();
   return middy<HttpEvent, HttpResponse>()
+    .use(tracing.middlewares())
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(correlation())
     .use(errorsToHttp())

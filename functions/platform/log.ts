@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { tracing } from './tracing.js';
 
 // One JSON line per event (Powertools Logger): level from LOG_LEVEL (or POWERTOOLS_LOG_LEVEL),
 // the invocation's context and correlation ids on every line of it (`withCorrelation`). Record
@@ -17,13 +18,18 @@ export function log(level: LogLevel, message: string, extra: object = {}): void 
 
 /** Ids that tie one invocation's lines together: request id, execution, Idempotency-Key, … */
 export interface Correlation {
-  readonly requestId?: string;
-  readonly execution?: string;
-  readonly idempotencyKey?: string;
+  readonly requestId?: string | undefined;
+  readonly execution?: string | undefined;
+  readonly idempotencyKey?: string | undefined;
+  readonly stream?: string | undefined;
 }
 
-/** Adds ids to every later line of this invocation (keys are reset when it ends). */
+/**
+ * Adds ids to every later line of this invocation (keys are reset when it ends), and to its
+ * trace as annotations when tracing is on (platform/tracing.ts).
+ */
 export function withCorrelation(ids: Correlation): void {
   const defined = Object.entries(ids).filter(([, value]) => typeof value === 'string');
   if (defined.length > 0) logger.appendKeys(Object.fromEntries(defined));
+  tracing.annotate(ids);
 }

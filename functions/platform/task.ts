@@ -3,10 +3,12 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { DependencyFailedError, TallyError } from '../core/errors.js';
 import { log, logger, withCorrelation } from './log.js';
+import { tracing } from './tracing.js';
 
 /**
  * The one middy stack for non-HTTP entry points (EventBridge schedules, Step Functions tasks):
- * errors are logged and rethrown unchanged, so Step Functions Retry/Catch match on their `name`.
+ * traced (TALLY_TRACING); errors are logged and rethrown unchanged, so Step Functions
+ * Retry/Catch match on their `name`.
  * A run that middy ends just before Lambda's timeout fails as a retriable DependencyFailedError
  * (middy's own error is a plain `TimeoutError` no Retry matches).
  */
@@ -20,6 +22,7 @@ export function taskHandler<TInput, TOutput>(
       );
     },
   })
+    .use(tracing.middlewares())
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use({
       // A Step Functions task that is given its execution (`"execution.$": "$$.Execution.Id"`)

@@ -61,10 +61,8 @@ export function publishOptions(
   // The topic is judged first: an illegal name must be named as such, never as a bad stream.
   checkTopic(topic, rt.allowTopic);
   const stream = checkStream(given.stream ?? topic, names.stream);
-  if (idempotencyKey !== undefined) {
-    checkIdempotencyKey(idempotencyKey, names.idempotencyKey);
-    withCorrelation({ idempotencyKey });
-  }
+  if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey, names.idempotencyKey);
+  withCorrelation({ stream, idempotencyKey });
   if (
     clientTimeoutMs !== undefined &&
     !(Number.isSafeInteger(clientTimeoutMs) && clientTimeoutMs > 0)

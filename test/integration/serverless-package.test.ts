@@ -631,3 +631,102 @@ describe('serverless package (offline, no AWS credentials)', () => {
     }
   });
 });
+
+describe('serverless package with TALLY_TRACING=true, and without it (the default)', () => {
+  const work = mkdtempSync(join(tmpdir(), 'tally-sls-tracing-'));
+  let traced: Template;
+  let untraced: Template;
+  const LAYER = '{{resolve:ssm:/aws/service/powertools/typescript/generic/all/2.35.0}}';
+  const XRAY = ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'];
+
+  /** The template packaged with TALLY_TRACING as given (unset: left out of the environment). */
+  async function packaged(tracing: 'true' | undefined): Promise<Template> {
+    const label = tracing === undefined ? 'default' : 'traced';
+    const env = offlineEnv(join(work, `home-${label}`));
+    delete env.TALLY_TRACING;
+    delete env.TALLY_POWERTOOLS_LAYER_ARN;
+    if (tracing !== undefined) env.TALLY_TRACING = tracing;
+    const cli = 'node_modules/serverless/bin/serverless.js';
+    const artifacts = join(work, label);
+    await run(process.execPath, [cli, 'package', '--stage', 'test', '--package', artifacts], {
+      env,
+      timeout: 170_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const file = join(artifacts, 'cloudformation-template-update-stack.json');
+    return JSON.parse(readFileSync(file, 'utf8'));
+  }
+
+  // One after the other: both build in the service's own .esbuild folder.
+  beforeAll(async () => {
+    traced = await packaged('true');
+    untraced = await packaged(undefined);
+  }, 350_000);
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  const ofType = (template: Template, type: string) =>
+    Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+  /** The statements of a role that grant anything of X-Ray. */
+  const xrayGrants = (template: Template, roleArn: unknown) => {
+    const roleId = (roleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0] as string;
+    const role = template.Resources[roleId]?.Properties as {
+      Policies: Array<{ PolicyDocument: { Statement: Array<{ Action: string[] | string }> } }>;
+    };
+    return role.Policies.flatMap((p) => p.PolicyDocument.Statement).filter((s) =>
+      [s.Action].flat().some((action) => action.startsWith('xray:')),
+    );
+  };
+
+  it('traces every function (Active), with the Powertools layer and X-Ray on its own role', () => {
+    const functions = ofType(traced, 'AWS::Lambda::Function');
+    expect(functions.length).toBe(ofType(untraced, 'AWS::Lambda::Function').length);
+    for (const [id, fn] of functions) {
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.Layers, id).toEqual([LAYER]);
+      const { Variables } = fn.Properties.Environment as { Variables: Record<string, unknown> };
+      expect(Variables.TALLY_TRACING, id).toBe('true');
+      expect(xrayGrants(traced, fn.Properties.Role), id).toEqual([
+        { Effect: 'Allow', Action: XRAY, Resource: ['*'] },
+      ]);
+    }
+  });
+
+  it('traces every state machine, whose roles may then send to X-Ray', () => {
+    const machines = ofType(traced, 'AWS::StepFunctions::StateMachine');
+    expect(machines.length).toBe(4);
+    for (const [id, machine] of machines) {
+      expect(machine.Properties.TracingConfiguration, id).toEqual({ Enabled: true });
+      const actions = xrayGrants(traced, machine.Properties.RoleArn).flatMap((s) => s.Action);
+      expect(actions, id).toEqual(expect.arrayContaining(XRAY));
+    }
+  });
+
+  it('without TALLY_TRACING: no tracing, no layer and no X-Ray grant anywhere', () => {
+    for (const [id, fn] of ofType(untraced, 'AWS::Lambda::Function')) {
+      expect(fn.Properties.TracingConfig, id).toBeUndefined();
+      expect(fn.Properties.Layers, id).toBeUndefined();
+      const { Variables } = fn.Properties.Environment as { Variables: Record<string, unknown> };
+      expect(Variables.TALLY_TRACING, id).toBe('false');
+    }
+    for (const [id, machine] of ofType(untraced, 'AWS::StepFunctions::StateMachine')) {
+      expect(machine.Properties.TracingConfiguration, id).toBeUndefined();
+    }
+    expect(JSON.stringify(untraced.Resources)).not.toContain('xray:');
+  });
+
+  it("attaches the layer of the Powertools release the code is built against (package.json's)", () => {
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    // The Tracer the tests run (the devDependency) is the layer's, and the same release as the
+    // bundled Logger and Metrics: one Powertools version in the function.
+    const version = manifest.devDependencies['@aws-lambda-powertools/tracer'];
+    expect(version).toBe(manifest.dependencies['@aws-lambda-powertools/logger']);
+    expect(version).toBe(manifest.dependencies['@aws-lambda-powertools/metrics']);
+    const [[, fn] = []] = ofType(traced, 'AWS::Lambda::Function');
+    expect(fn?.Properties.Layers).toEqual([
+      `{{resolve:ssm:/aws/service/powertools/typescript/generic/all/${version}}}`,
+    ]);
+  });
+});

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
@@ -35,6 +36,12 @@ const RUNTIME_SDK = new Set([
   '@aws-sdk/client-ssm',
   '@aws-sdk/credential-provider-node',
 ]);
+/**
+ * Besides the SDK, the one package a bundle leaves out: Powertools' Tracer, which comes from the
+ * Powertools layer serverless.yml attaches only with TALLY_TRACING=true, imported at init only
+ * then (functions/platform/tracing.ts).
+ */
+const FROM_LAYER = '@aws-lambda-powertools/tracer';
 /** Functions that never talk to Kafka: their bundles must not carry kafkajs. */
 const WITHOUT_KAFKA = ['downstreamExample', 'verifyPublished', 'openapi', 'reconcileFanOutMerge'];
 
@@ -170,6 +177,22 @@ describe("each function's esbuild bundle", () => {
         sdk.filter((path) => !RUNTIME_SDK.has(path)),
         name,
       ).toEqual([]);
+    }
+  });
+
+  it("leaves out besides the SDK only the Tracer, imported dynamically (the layer's)", () => {
+    expect(exclude.filter((name) => !name.startsWith('@aws-sdk/'))).toEqual([FROM_LAYER]);
+    const builtin = (path: string) => path.startsWith('node:') || builtinModules.includes(path);
+    for (const { name, module } of functions) {
+      const others = outputOf(module)
+        .imports.filter((i) => i.external && !i.path.startsWith('@aws-sdk/') && !builtin(i.path))
+        .map((i) => `${i.path} (${i.kind})`);
+      // Every function's stack holds the tracing seam: one import, only ever awaited at init
+      // when tracing is on; never loaded with the bundle.
+      expect(others, name).toEqual([`${FROM_LAYER} (dynamic-import)`]);
+      const packages = packagesOf(module);
+      expect(packages.has(FROM_LAYER), name).toBe(false);
+      expect(packages.has('aws-xray-sdk-core'), name).toBe(false);
     }
   });
 

@@ -6,6 +6,7 @@ import {
   DependencyRefusedError,
   DependencyUnavailableError,
 } from '../../core/errors.js';
+import { sdkClientWhere } from '../../platform/lazy-sdk-client.js';
 
 export interface DynamoDbOptions {
   /** A local DynamoDB API (dynalite, DynamoDB Local) instead of AWS. */
@@ -28,13 +29,7 @@ export function createDynamoDbClients(options: DynamoDbOptions): {
    */
   readonly singleAttempt: DynamoDBDocumentClient;
 } {
-  const where = {
-    region: options.region,
-    ...(options.endpoint && {
-      endpoint: options.endpoint,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  };
+  const where = sdkClientWhere(options);
   const base = new DynamoDBClient({
     ...where,
     maxAttempts: 2,

@@ -5,7 +5,6 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -73,27 +72,20 @@ export function createOnceStore(client: DynamoDBDocumentClient, tableName: strin
 
     async marks(group, stream, { deadBefore, limit, skip }) {
       const found: Array<readonly [number, StoredMark]> = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        let page: {
-          Items?: Record<string, unknown>[] | undefined;
-          LastEvaluatedKey?: Record<string, unknown> | undefined;
-        };
-        try {
-          page = await client.send(
-            new QueryCommand({ ...query(`${group}#${stream}`, 'm#'), ExclusiveStartKey: start }),
-          );
-        } catch (error) {
-          throw dynamoDbUnavailable(`reading once-marks of ${group} for ${stream}`, error);
-        }
-        for (const item of page.Items ?? []) {
-          const seq = Number(String(item.sk).slice(2));
-          const mark = markOf(item);
-          const due = mark.state === 'DONE' || mark.expiresAt < deadBefore;
-          if (due && !skip(seq) && found.length < limit) found.push([seq, mark]);
-        }
-        start = page.LastEvaluatedKey;
-      } while (start && found.length < limit);
+      await forEachPage(
+        client,
+        { query: query(`${group}#${stream}`, 'm#') },
+        `reading once-marks of ${group} for ${stream}`,
+        (items) => {
+          for (const item of items) {
+            const seq = Number(String(item.sk).slice(2));
+            const mark = markOf(item);
+            const due = mark.state === 'DONE' || mark.expiresAt < deadBefore;
+            if (due && !skip(seq) && found.length < limit) found.push([seq, mark]);
+          }
+        },
+        () => found.length >= limit,
+      );
       return found;
     },
 

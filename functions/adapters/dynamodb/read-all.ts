@@ -22,12 +22,16 @@ export async function readAll(
   return items;
 }
 
-/** Hands each page of a Scan or Query to `onPage` in turn, holding one page at a time. */
+/**
+ * Hands each page of a Scan or Query to `onPage` in turn, holding one page at a time, until the
+ * last page or, after a page, until `done` says so.
+ */
 export async function forEachPage(
   client: DynamoDBDocumentClient,
   request: { readonly scan: ScanCommandInput } | { readonly query: QueryCommandInput },
   doing: string,
   onPage: (items: Item[]) => void,
+  done: () => boolean = () => false,
 ): Promise<void> {
   let start: Item | undefined;
   do {
@@ -43,7 +47,7 @@ export async function forEachPage(
     }
     onPage(page.Items ?? []);
     start = page.LastEvaluatedKey;
-  } while (start);
+  } while (start && !done());
 }
 
 /** Every item under one partition key, read consistently. */
