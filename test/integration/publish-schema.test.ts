@@ -270,6 +270,20 @@ describe('v3 produce with schemas (Avro, Protobuf, JSON Schema) against a real r
     ]);
   });
 
+  it("applies the topic's max.message.bytes to the encoded bytes", async () => {
+    const topic = await createTopic(admin, 1, { 'max.message.bytes': '4096' });
+    const id = await register(`${topic}-value`, ORDER_AVRO);
+    // The size judged and reported is the wire format's: 5 header bytes + Avro's (a 2-byte length,
+    // the string, a 1-byte int). 5,000 characters are over the topic's limit: 413, no seq.
+    const order = (n: number) => ({
+      value: { schema_id: id, data: { id: 'x'.repeat(n), quantity: 1 } },
+    });
+    const lines = reportLines(await produce(topic, [order(3000), order(5000), order(3000)]));
+    expect(lines.map((l) => l.error_code)).toEqual([200, 413, 200]);
+    expect(lines.map((l) => l.seq)).toEqual([1, undefined, 2]);
+    expect(lines[0]).toMatchObject({ value: { type: 'AVRO', size: 5 + 2 + 3000 + 1 } });
+  });
+
   it('batch produce: schema entries written, a refused one among the failures, seqs dense', async () => {
     const topic = await createTopic(admin, 1);
     await register(`${topic}-value`, ORDER_JSON, 'JSON');
