@@ -6,7 +6,8 @@
 // (both state machines under AWS's payload limits, simulated clusters up to 200,000
 // partitions), seq allocation (one stream's seqs a second, counter alone and leased), fan-out
 // (the audit and reconcile fan-outs beside one function: 1 M records on 16 partitions, 1,000
-// groups), the once guard (per-record cost beside the same handler without it). Prints the
+// groups), the once guard (per-record cost beside the same handler without it), schema
+// serialization (Avro, Protobuf, JSON Schema per record beside plain JSON). Prints the
 // collected JSON on stdout and the tables on stderr, saves both in bench/results/. A benchmark
 // never fails on a number; this exits non-zero only when a section
 // itself failed.
@@ -34,6 +35,7 @@ const SECTIONS = {
   seqAllocation: 'bench/seq-allocation.ts',
   fanOut: 'bench/fan-out.ts',
   once: 'bench/once.ts',
+  schema: 'bench/schema.ts',
 } as const;
 type Section = keyof typeof SECTIONS;
 
@@ -129,6 +131,7 @@ const titles: Record<Section, string> = {
   seqAllocation: 'Seq allocation on one stream',
   fanOut: 'Fan-out beside one function (audit, reconcile)',
   once: 'Once guard: per-record overhead',
+  schema: 'Schema serialization: per-record cost beside plain JSON',
 };
 const tables = sections
   .filter((s) => results[s])

@@ -1,8 +1,8 @@
 import { InvalidInputError, type TallyError, UnprocessableInputError } from './errors.js';
 import {
   isPlainObject,
-  parseRecordOrError,
-  type RecordInput,
+  type ParsedRecord,
+  parsedRecordOrError,
   rejectUnknownFields,
 } from './record-input.js';
 
@@ -16,7 +16,8 @@ const ENTRY_ID = /^[0-9a-zA-Z_-]{1,80}$/;
 
 export interface BatchEntries {
   readonly ids: readonly string[];
-  readonly records: ReadonlyArray<RecordInput | TallyError>;
+  /** Keys and values with a schema are pending (schema-input.ts) when parsed with `schemas`. */
+  readonly records: ReadonlyArray<ParsedRecord | TallyError>;
 }
 
 /** REST Proxy's code for a batch that cannot be produced as a whole. */
@@ -29,7 +30,7 @@ export function refuseBatch(field: string, message: string): never {
   });
 }
 
-export function parseBatch(body: unknown, maxEntries: number): BatchEntries {
+export function parseBatch(body: unknown, maxEntries: number, schemas = false): BatchEntries {
   if (body === null) refuseBatch('body', 'the request body is empty; {entries: [...]} is required');
   if (!isPlainObject(body))
     throw new InvalidInputError('body: must be an object {entries: [...]}', { field: 'body' });
@@ -55,7 +56,7 @@ export function parseBatch(body: unknown, maxEntries: number): BatchEntries {
       refuseBatch(`entries[${i}].id`, `"${id}" is used by another entry; ids must be distinct`);
     seen.add(id);
     ids.push(id);
-    return parseRecordOrError(entry, `entries[${i}].`, 'id');
+    return parsedRecordOrError(entry, `entries[${i}].`, 'id', schemas);
   });
   return { ids, records };
 }

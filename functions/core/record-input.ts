@@ -5,9 +5,12 @@ import {
   SchemaRegistryMissingError,
   TallyError,
 } from './errors.js';
+import { parseSchemaPart, type SchemaDataType, type SchemaPart } from './schema-input.js';
 
-// Parses Confluent REST Proxy v3 record objects (no Schema Registry) into the bytes that will be
-// written. Every problem names the field, e.g. `value.data` or `headers[2].name`.
+// Parses Confluent REST Proxy v3 record objects into the bytes that will be written, or, for a
+// key or value with a schema (when a registry is configured), into a part that is serialized
+// before the publish (schema-input.ts). Every problem names the field, e.g. `value.data` or
+// `headers[2].name`.
 
 export const DATA_TYPES = ['BINARY', 'JSON', 'STRING'] as const;
 export type DataType = (typeof DATA_TYPES)[number];
@@ -24,8 +27,10 @@ export const SCHEMA_FIELDS: ReadonlySet<string> = new Set([
 
 /** A key or value as written: `bytes` null is a Kafka null (reported size -1). */
 export interface RecordData {
-  readonly type: DataType;
+  readonly type: DataType | SchemaDataType;
   readonly bytes: Buffer | null;
+  /** The registry's id of the schema it was serialized with. */
+  readonly schemaId?: number;
 }
 
 export interface RecordHeader {
@@ -53,6 +58,12 @@ export interface RecordInput {
   readonly headers: readonly RecordHeader[];
   /** Epoch milliseconds, when the client set one. */
   readonly timestamp: number | undefined;
+}
+
+/** A record as parsed, whose key or value may still wait for its schema (schema-input.ts). */
+export interface ParsedRecord extends Omit<RecordInput, 'key' | 'value'> {
+  readonly key: RecordData | SchemaPart | undefined;
+  readonly value: RecordData | SchemaPart | undefined;
 }
 
 /** Headers Tally stamps on every record; a client may not set them. */
@@ -112,19 +123,28 @@ export function decodeBase64(text: string, field: string): Buffer {
 }
 
 export function parseData(input: unknown, field: string): RecordData {
-  return parseDataAt(input, field, '');
+  return parseDataAt(input, field, '', false) as RecordData;
 }
 
 /**
  * `parseData` of the field `where` + `name`, a name made only for an error: a batch parses
- * thousands of keys and values that have none.
+ * thousands of keys and values that have none. With `schemas` (a registry is configured) a
+ * part that asks for a schema is returned pending.
  */
-function parseDataAt(input: unknown, where: string, name: string): RecordData {
+function parseDataAt(
+  input: unknown,
+  where: string,
+  name: 'key' | 'value' | '',
+  schemas: boolean,
+): RecordData | SchemaPart {
   if (!isPlainObject(input)) invalid(`${where}${name}`, 'must be an object {type, data}');
   const { type, data } = input;
   // REST Proxy asks its schema registry for any type that is not BINARY, JSON or STRING, an
   // absent one included (ProduceAction.getSchema); without a registry that is its 42206.
-  if (type === undefined || SCHEMA_TYPES.has(type)) noSchemaRegistry(`${where}${name}`, type);
+  if (type === undefined || type === null || SCHEMA_TYPES.has(type)) {
+    if (!schemas || name === '') noSchemaRegistry(`${where}${name}`, type);
+    return parseSchemaPart(input, `${where}${name}`, name);
+  }
   for (const field in input) {
     if (field !== 'type' && field !== 'data') {
       if (SCHEMA_FIELDS.has(field) && Object.hasOwn(input, field)) {
@@ -233,6 +253,16 @@ export function parseTimestamp(input: unknown, field: string): number | undefine
  * of the object that is not the record's (a batch entry's `id`), so the entry is read in place.
  */
 export function parseRecord(input: unknown, where = '', ignored?: string): RecordInput {
+  return parseRecordParts(input, where, ignored, false) as RecordInput;
+}
+
+/** `parseRecord`, with keys and values that ask for a schema pending when `schemas` is true. */
+export function parseRecordParts(
+  input: unknown,
+  where: string,
+  ignored: string | undefined,
+  schemas: boolean,
+): ParsedRecord {
   if (!isPlainObject(input)) invalid(where ? where.slice(0, -1) : 'record', 'must be an object');
   rejectUnknownFields(input, RECORD_FIELDS, where, ignored);
   // Field names for errors are made only where a field is there to be wrong.
@@ -241,8 +271,8 @@ export function parseRecord(input: unknown, where = '', ignored?: string): Recor
     partition:
       partition_id == null ? undefined : parsePartitionId(partition_id, `${where}partition_id`),
     // An absent or null key/value object means "no key"/"no value" (a Kafka null).
-    key: key == null ? undefined : parseDataAt(key, where, 'key'),
-    value: value == null ? undefined : parseDataAt(value, where, 'value'),
+    key: key == null ? undefined : parseDataAt(key, where, 'key', schemas),
+    value: value == null ? undefined : parseDataAt(value, where, 'value', schemas),
     headers: headers === undefined ? NO_HEADERS : parseHeaders(headers, `${where}headers`),
     timestamp: timestamp == null ? undefined : parseTimestamp(timestamp, `${where}timestamp`),
   };
@@ -254,8 +284,18 @@ export function parseRecordOrError(
   where = '',
   ignored?: string,
 ): RecordInput | TallyError {
+  return parsedRecordOrError(input, where, ignored, false) as RecordInput | TallyError;
+}
+
+/** `parseRecordOrError` with schema parts left pending when `schemas` is true. */
+export function parsedRecordOrError(
+  input: unknown,
+  where: string,
+  ignored: string | undefined,
+  schemas: boolean,
+): ParsedRecord | TallyError {
   try {
-    return parseRecord(input, where, ignored);
+    return parseRecordParts(input, where, ignored, schemas);
   } catch (error) {
     if (error instanceof TallyError && error.status < 500) return error;
     throw error;

@@ -13,7 +13,11 @@ export interface ProduceReport {
 
 function dataSummary(data: RecordData | undefined) {
   if (data === undefined) return undefined;
-  return { type: data.type, size: data.bytes === null ? -1 : data.bytes.length };
+  const size = data.bytes === null ? -1 : data.bytes.length;
+  // REST Proxy reports the schema a key or value was serialized with (ProduceAction).
+  return data.schemaId === undefined
+    ? { type: data.type, size }
+    : { type: data.type, schema_id: data.schemaId, size };
 }
 
 export function errorReport(error: TallyError): ProduceReport {
@@ -174,5 +178,6 @@ function jsonNumber(n: number): string {
 }
 
 function dataJson(data: RecordData): string {
-  return `{"type":${JSON.stringify(data.type)},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
+  const schemaId = data.schemaId === undefined ? '' : `,"schema_id":${data.schemaId}`;
+  return `{"type":${JSON.stringify(data.type)}${schemaId},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
 }

@@ -116,6 +116,86 @@ export interface PublishConfig extends CommonConfig {
   readonly auditHorizonSeconds: number;
   /** Most seqs a container leases beyond a request's own (0: no leases). */
   readonly seqLeaseMax: number;
+  /** The schema registry for AVRO, PROTOBUF and JSONSCHEMA records; none: they are 42206. */
+  readonly schemaRegistry: SchemaRegistryConfig | undefined;
+}
+
+export interface SchemaRegistryConfig {
+  /** The Confluent Schema Registry API's base URL (TALLY_SCHEMA_REGISTRY_URL). */
+  readonly url: string;
+  /** Basic auth: a Secrets Manager secret {username, password}, or the environment; none: none. */
+  readonly credentials: ScramCredentialSource | undefined;
+  /** Per registry call (TALLY_SCHEMA_REGISTRY_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+}
+
+const REGISTRY_NAMES = {
+  what: "the schema registry's credentials",
+  secretId: 'TALLY_SCHEMA_REGISTRY_SECRET_ID',
+  parameter: 'TALLY_SCHEMA_REGISTRY_SECRET_ID',
+  username: 'TALLY_SCHEMA_REGISTRY_USERNAME',
+  password: 'TALLY_SCHEMA_REGISTRY_PASSWORD',
+} as const;
+
+/**
+ * TALLY_SCHEMA_REGISTRY_URL (http or https), and its basic auth from one place: a Secrets
+ * Manager secret (TALLY_SCHEMA_REGISTRY_SECRET_ID, JSON {username, password}, read as Kafka's
+ * SCRAM secret is) or TALLY_SCHEMA_REGISTRY_USERNAME + _PASSWORD (local runs).
+ */
+function schemaRegistryConfig(env: Env): SchemaRegistryConfig | undefined {
+  const url = optional(env, 'TALLY_SCHEMA_REGISTRY_URL');
+  const secretId = optional(env, REGISTRY_NAMES.secretId);
+  const username = optional(env, REGISTRY_NAMES.username);
+  const password = optional(env, REGISTRY_NAMES.password);
+  const timeoutMs = integer(env, 'TALLY_SCHEMA_REGISTRY_TIMEOUT_MS', 5000, 100, 60_000);
+  const given: string[] = [];
+  if (secretId) given.push(REGISTRY_NAMES.secretId);
+  if (username) given.push(REGISTRY_NAMES.username);
+  if (url === undefined) {
+    const set = given[0] ?? (password && REGISTRY_NAMES.password);
+    if (set) {
+      throw new ConfigurationError(`${set} is set but TALLY_SCHEMA_REGISTRY_URL is not`, {
+        field: 'TALLY_SCHEMA_REGISTRY_URL',
+      });
+    }
+    return undefined;
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new ConfigurationError(`TALLY_SCHEMA_REGISTRY_URL must be an http(s) URL, got "${url}"`, {
+      field: 'TALLY_SCHEMA_REGISTRY_URL',
+    });
+  }
+  if (given.length > 1) {
+    throw new ConfigurationError(`set one of ${given.join(', ')}, not both`, {
+      field: REGISTRY_NAMES.secretId,
+    });
+  }
+  if (secretId) {
+    return {
+      url,
+      timeoutMs,
+      credentials: { from: 'secrets-manager', secretId, names: REGISTRY_NAMES },
+    };
+  }
+  if (username !== undefined || password !== undefined) {
+    return {
+      url,
+      timeoutMs,
+      credentials: {
+        from: 'environment',
+        username: required(env, REGISTRY_NAMES.username),
+        password: required(env, REGISTRY_NAMES.password),
+        names: REGISTRY_NAMES,
+      },
+    };
+  }
+  return { url, timeoutMs, credentials: undefined };
 }
 
 function kafkaSource(env: Env): KafkaSource {
@@ -237,6 +317,7 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     idempotencyTtlSeconds: integer(env, 'TALLY_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 31_536_000),
     auditHorizonSeconds: auditHorizonSeconds(env),
     seqLeaseMax: integer(env, 'TALLY_SEQ_LEASE_MAX', 100, 0, 1000),
+    schemaRegistry: schemaRegistryConfig(env),
   };
 }
 

@@ -76,19 +76,39 @@ const withId = (fields: Record<string, Schema>, required: string[]) =>
   closed({ id: str, ...fields }, ['id', ...required]);
 
 const publish: Record<string, Schema> = {
-  RecordData: closed(
+  RecordData: {
+    oneOf: [ref('PlainRecordData'), ref('SchemaRecordData')],
+    description:
+      'A key or value: bytes as given (BINARY, STRING, JSON), or serialized with a schema',
+  },
+  PlainRecordData: closed(
     {
-      type: {
-        enum: ['BINARY', 'STRING', 'JSON'],
-        description:
-          "AVRO, PROTOBUF, JSONSCHEMA (or no type) need a schema registry: without one, the record's report is REST Proxy's 422 'Error: 42206 : …'",
-      },
+      type: { enum: ['BINARY', 'STRING', 'JSON'] },
       data: {
         description: 'base64 for BINARY, text for STRING, any JSON for JSON; null: Kafka null',
       },
     },
     ['type', 'data'],
   ),
+  SchemaRecordData: {
+    ...closed(
+      {
+        type: {
+          enum: ['AVRO', 'PROTOBUF', 'JSONSCHEMA'],
+          description: 'only with an inline schema',
+        },
+        schema_id: { type: 'integer', minimum: 0, maximum: 2_147_483_647 },
+        schema_version: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+        subject: { type: 'string', minLength: 1 },
+        subject_name_strategy: { enum: ['TOPIC_NAME', 'RECORD_NAME', 'TOPIC_RECORD_NAME'] },
+        schema: { type: 'string', minLength: 1, description: 'the schema itself, as text' },
+        data: { description: 'the value as JSON, checked against the schema; null: Kafka null' },
+      },
+      ['data'],
+    ),
+    description:
+      "Serialized with a schema from the registry (TALLY_SCHEMA_REGISTRY_URL), in Confluent's wire format: by schema_id; else schema_version of the subject; else an inline schema with its type; else the subject's latest version. The subject is `subject`, else the one subject_name_strategy names (TOPIC_NAME: <topic>-key / <topic>-value). A value its schema refuses is its record's 400; an id or subject the registry does not have, 42207; a registry that does not answer, 503 (retriable, nothing sent). Without a registry every such key or value is REST Proxy's 422 'Error: 42206 : …'.",
+  },
   RecordHeader: {
     ...closed({ name: { type: 'string', minLength: 1 }, value: nullable(str) }, ['name']),
     description: 'value: base64; null or absent writes a Kafka null header, as REST Proxy does',
@@ -110,10 +130,14 @@ const publish: Record<string, Schema> = {
     },
     ['entries'],
   ),
-  DataSummary: closed({ type: { enum: ['BINARY', 'STRING', 'JSON'] }, size: int }, [
-    'type',
-    'size',
-  ]),
+  DataSummary: closed(
+    {
+      type: { enum: ['BINARY', 'STRING', 'JSON', 'AVRO', 'PROTOBUF', 'JSONSCHEMA'] },
+      schema_id: { ...nonNegative, description: 'the schema it was serialized with' },
+      size: int,
+    },
+    ['type', 'size'],
+  ),
   AckedReport: closed(acked, [...ackedRequired, 'timestamp', 'stream', 'seq']),
   FailedReport: closed(failed, failedRequired),
   RejectedReport: closed(rejected, rejectedRequired),

@@ -6,6 +6,9 @@ import { batchResponseBody } from '../core/reports.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 
+/** This route's own import of the schema codecs: a chunk packed with this function only. */
+const codecs = () => import('./batch-handler.schema.js');
+
 export const handler = httpHandler('publish', async (event, context, caller) => {
   const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
   if (values.length > 1) {
@@ -14,10 +17,20 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
     });
   }
   // No body at all is REST Proxy's "Request body is empty" (42208), as a JSON null is.
-  const { ids, records } = parseBatch(values[0] ?? null, rt.config.maxBatchEntries);
-  return runPublish(rt, { ...options, records }, context, (result) => ({
-    statusCode: 207,
-    headers: { 'content-type': 'application/json' },
-    body: batchResponseBody(clusterId, ids, result),
-  }));
+  const { ids, records } = parseBatch(
+    values[0] ?? null,
+    rt.config.maxBatchEntries,
+    rt.schemaEncoder !== undefined,
+  );
+  return runPublish(
+    rt,
+    { ...options, records },
+    context,
+    (result) => ({
+      statusCode: 207,
+      headers: { 'content-type': 'application/json' },
+      body: batchResponseBody(clusterId, ids, result),
+    }),
+    codecs,
+  );
 });

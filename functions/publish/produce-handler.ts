@@ -4,10 +4,13 @@
 // every record's result or error); only a lone record that was not written for a reason on
 // Tally's side (5xx: not sent, unknown, refused) makes the status, so HTTP retry logic sees it.
 import { UnprocessableInputError } from '../core/errors.js';
-import { parseRecordOrError } from '../core/record-input.js';
+import { parsedRecordOrError } from '../core/record-input.js';
 import { httpStatusOf, produceResponseLines, recordReport } from '../core/reports.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
+
+/** This route's own import of the schema codecs: a chunk packed with this function only. */
+const codecs = () => import('./produce-handler.schema.js');
 
 export const handler = httpHandler('publish', async (event, context, caller) => {
   const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
@@ -18,22 +21,30 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
       errorCode: 42206,
     });
   }
-  const records = values.map((value) => parseRecordOrError(value));
-  return runPublish(rt, { ...options, records }, context, (result) => {
-    const first = result.results[0];
-    const single =
-      first !== undefined && result.results.length === 1
-        ? recordReport(clusterId, result, first)
-        : undefined;
-    if (single === undefined || httpStatusOf(single.error_code) < 500) {
-      const body = produceResponseLines(clusterId, result);
-      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body };
-    }
-    const retryAfter = single.error_code === 503 ? { 'retry-after': '1' } : {};
-    return {
-      statusCode: httpStatusOf(single.error_code),
-      headers: { 'content-type': 'application/json', ...retryAfter },
-      body: `${JSON.stringify(single)}\r\n`,
-    };
-  });
+  // With a registry, keys and values with a schema are serialized by runPublish, before any seq.
+  const schemas = rt.schemaEncoder !== undefined;
+  const records = values.map((value) => parsedRecordOrError(value, '', undefined, schemas));
+  return runPublish(
+    rt,
+    { ...options, records },
+    context,
+    (result) => {
+      const first = result.results[0];
+      const single =
+        first !== undefined && result.results.length === 1
+          ? recordReport(clusterId, result, first)
+          : undefined;
+      if (single === undefined || httpStatusOf(single.error_code) < 500) {
+        const body = produceResponseLines(clusterId, result);
+        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body };
+      }
+      const retryAfter = single.error_code === 503 ? { 'retry-after': '1' } : {};
+      return {
+        statusCode: httpStatusOf(single.error_code),
+        headers: { 'content-type': 'application/json', ...retryAfter },
+        body: `${JSON.stringify(single)}\r\n`,
+      };
+    },
+    codecs,
+  );
 });

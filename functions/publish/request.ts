@@ -2,16 +2,19 @@ import type { Context } from 'aws-lambda';
 import { type Caller, requirePublishTo } from '../core/access.js';
 import { charsetDecoder, requireMediaType } from '../core/content-type.js';
 import { Deadline } from '../core/deadline.js';
-import { InvalidInputError, OverloadedError } from '../core/errors.js';
+import { InvalidInputError, OverloadedError, TallyError } from '../core/errors.js';
 import { parseJsonSequence } from '../core/json-stream.js';
 import { isSettledResult, type PublishRequest, type PublishResult } from '../core/publish.js';
 import { checkTopic, fingerprint } from '../core/publish-plan.js';
+import type { ParsedRecord } from '../core/record-input.js';
+import { encodeSchemaParts } from '../core/schema-input.js';
 import { type HttpEvent, type HttpResponse, header, pathParameter } from '../platform/http.js';
 import { log, withCorrelation } from '../platform/log.js';
 import { bodyText } from './body-text.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
 import { publishRequestMetrics } from './metrics.js';
 import { type PublishRuntime, publishRuntime } from './runtime.js';
+import type { SchemaCodecs } from './schema-encoder.js';
 
 // What every publish route shares: headers, body limits, cluster check, and the guarded run.
 
@@ -96,10 +99,14 @@ let inFlight = 0;
  */
 export async function runPublish(
   rt: PublishRuntime,
-  request: PublishRequest,
+  parsed: Omit<PublishRequest, 'records'> & {
+    readonly records: ReadonlyArray<ParsedRecord | TallyError>;
+  },
   // Kept for the callers: the request's deadline already holds the Lambda's remaining time.
   _context: Context | undefined,
   respond: (result: PublishResult) => HttpResponse,
+  /** The schema codecs' import, from a route that parsed keys and values with schemas. */
+  codecs?: SchemaCodecs,
 ): Promise<HttpResponse> {
   if (inFlight >= rt.config.maxConcurrentRequests) {
     throw new OverloadedError(
@@ -111,6 +118,7 @@ export async function runPublish(
   }
   inFlight++;
   try {
+    const request = { ...parsed, records: await encodeRecords(rt, parsed, codecs) };
     // Hashed once, here: the key's item compares it.
     const keyed =
       request.idempotencyKey === undefined
@@ -126,6 +134,37 @@ export async function runPublish(
   } finally {
     inFlight--;
   }
+}
+
+/**
+ * The records with every key and value that has a schema serialized, before any seq is
+ * allocated: a record its schema refuses, or whose registry did not answer, is its own error
+ * entry and nothing of it is sent. With an Idempotency-Key a registry that did not answer fails
+ * the whole request instead (503, nothing sent): the key's seqs are bound to the records it
+ * accepted, so a retry must find the same ones.
+ */
+async function encodeRecords(
+  rt: PublishRuntime,
+  request: {
+    readonly topic: string;
+    readonly idempotencyKey: string | undefined;
+    readonly records: ReadonlyArray<ParsedRecord | TallyError>;
+  },
+  codecs: SchemaCodecs | undefined,
+) {
+  const { schemaEncoder } = rt;
+  // Only a route that passes the codecs parsed with schemas: no other has a pending part.
+  if (schemaEncoder === undefined || codecs === undefined) {
+    return request.records as PublishRequest['records'];
+  }
+  const records = await encodeSchemaParts(request.records, request.topic, () =>
+    schemaEncoder(codecs),
+  );
+  if (request.idempotencyKey !== undefined) {
+    const retriable = records.find((r) => r instanceof TallyError && r.retriable);
+    if (retriable) throw retriable;
+  }
+  return records;
 }
 
 /** The start every v3 produce route shares: runtime, cluster, topic, headers, JSON values. */

@@ -15,6 +15,7 @@ import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { log } from '../platform/log.js';
 import { topicCatalog } from './catalog.js';
+import { schemaEncoderOf } from './schema-encoder.js';
 
 // The composition root of the publish functions: everything expensive is built once per
 // container, on first use, and reused by every warm invocation.
@@ -72,6 +73,8 @@ async function build(config: PublishConfig) {
     keyed,
     counter,
     publisher,
+    /** Serializes keys and values with a schema; undefined without a registry (42206). */
+    schemaEncoder: schemaEncoderOf(config),
   };
 }
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +14,8 @@ const MSK_CLUSTER =
   'arn:aws:kafka:eu-west-1:123456789012:cluster/prod/0f1e2d3c-aaaa-bbbb-cccc-1234567890ab-2';
 const MSK = 'arn:aws:kafka:eu-west-1:123456789012';
 const MSK_PATH = 'prod/0f1e2d3c-aaaa-bbbb-cccc-1234567890ab-2';
+/** The functions that serialize keys and values with schemas (the v3 produce routes). */
+const SCHEMA_FUNCTIONS = ['ProduceLambdaFunction', 'ProduceBatchLambdaFunction'];
 
 /** The environment of a machine with no AWS credentials and no network to AWS. */
 function offlineEnv(home: string): NodeJS.ProcessEnv {
@@ -36,10 +38,21 @@ function offlineEnv(home: string): NodeJS.ProcessEnv {
     TALLY_TOPIC_ALLOW_LIST: 'orders*,payments',
     TALLY_VPC_SUBNET_IDS: 'subnet-0a1b2c3d4e5f60718,subnet-0a1b2c3d4e5f60719',
     TALLY_VPC_SECURITY_GROUP_IDS: 'sg-0a1b2c3d4e5f60718',
+    // A schema registry whose basic auth is a Secrets Manager secret (issue 20).
+    TALLY_SCHEMA_REGISTRY_URL: 'https://registry.example/apis/ccompat/v7',
+    TALLY_SCHEMA_REGISTRY_SECRET_ID: 'kafka-tally/schema-registry',
     SLS_TELEMETRY_DISABLED: '1',
     SLS_NOTIFICATIONS_MODE: 'off',
     CI: 'true',
   };
+}
+
+/** Writes a zip's entries under `dir`, as Lambda unzips a function's package. */
+function unzipInto(dir: string, entries: Map<string, Buffer>): void {
+  for (const [name, bytes] of entries) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), bytes);
+  }
 }
 
 interface Template {
@@ -408,8 +421,15 @@ describe('serverless package (offline, no AWS credentials)', () => {
         statements
           .filter((s) => s.Action.includes(action))
           .flatMap((s) => (s.Resource as Array<{ 'Fn::Sub': string }>).map((r) => r['Fn::Sub']));
+      // The v3 produce routes also read the schema registry's secret, and only they.
+      const registrySecret = SCHEMA_FUNCTIONS.includes(id)
+        ? [
+            'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:kafka-tally/schema-registry-??????',
+          ]
+        : [];
       expect(reads('secretsmanager:GetSecretValue'), id).toEqual([
         'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:AmazonMSK_kafka-tally*',
+        ...registrySecret,
       ]);
       expect(reads('ssm:GetParameter'), id).toEqual([
         'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/kafka-tally/*',
@@ -523,10 +543,11 @@ describe('serverless package (offline, no AWS credentials)', () => {
     expect([...entries.keys()].some((name) => name.includes('node_modules/'))).toBe(false);
     // Load it in a plain Node process with only the bundle and, as in Lambda's runtime, the AWS
     // SDK: without Kafka settings it must refuse to start, naming the variable (a loud cold start).
+    // The zip is unzipped whole, as Lambda does: with splitting, a bundle imports its chunks.
     mkdirSync(join('node_modules', '.cache'), { recursive: true });
     const dir = mkdtempSync(join('node_modules', '.cache', 'tally-bundle-'));
-    const file = resolve(dir, 'handler.mjs');
-    writeFileSync(file, bundle as Buffer);
+    unzipInto(dir, entries);
+    const file = resolve(dir, 'functions/publish/clusters-handler.mjs');
     const started = run(
       process.execPath,
       ['--input-type=module', '-e', `await import(${JSON.stringify(pathToFileURL(file).href)});`],
@@ -548,6 +569,85 @@ describe('serverless package (offline, no AWS credentials)', () => {
       expect(machine.Properties.TracingConfiguration, id).toBeUndefined();
     }
     expect(JSON.stringify(template.Resources)).not.toContain('xray:');
+  });
+
+  it('configures the schema registry for the v3 produce routes only', () => {
+    for (const [id, fn] of functions()) {
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> })
+        .Variables;
+      if (SCHEMA_FUNCTIONS.includes(id)) {
+        expect(variables, id).toMatchObject({
+          TALLY_SCHEMA_REGISTRY_URL: 'https://registry.example/apis/ccompat/v7',
+          TALLY_SCHEMA_REGISTRY_SECRET_ID: 'kafka-tally/schema-registry',
+        });
+      } else {
+        expect(variables.TALLY_SCHEMA_REGISTRY_URL, id).toBeUndefined();
+      }
+    }
+  });
+
+  it("ships the schema codecs' chunk in the produce zip, loaded only by the import that needs it", async () => {
+    const entries = readZip(readFileSync(join(artifacts, 'produce.zip')));
+    const handler = entries.get('functions/publish/produce-handler.mjs')?.toString('utf8') ?? '';
+    const chunk = /import\("\.\/(produce-handler\.schema-[\w-]+\.mjs)"\)/.exec(handler)?.[1];
+    expect(chunk, 'a dynamic import of the encoder chunk').toBeDefined();
+    const chunkPath = `functions/publish/${chunk}`;
+    expect(entries.has(chunkPath)).toBe(true);
+    // The entry does not import avsc's code statically: its bytes are in the chunk.
+    expect(handler.length).toBeLessThan(400 * 1024);
+    expect((entries.get(chunkPath) as Buffer).length).toBeGreaterThan(200 * 1024);
+    // Named after its function, it is packed with no other (serverless-esbuild leaves another
+    // entry's `<entry>.*` files out), and no function but the two v3 produce routes has one.
+    for (const name of readdirSync(artifacts).filter((f) => f.endsWith('.zip'))) {
+      const chunks = [...readZip(readFileSync(join(artifacts, name))).keys()].filter((entry) =>
+        /\.schema-[\w-]+\.mjs$/.test(entry),
+      );
+      expect(chunks, name).toEqual(
+        name === 'produce.zip'
+          ? [chunkPath]
+          : name === 'produceBatch.zip'
+            ? [expect.stringMatching(/^functions\/publish\/batch-handler\.schema-/)]
+            : [],
+      );
+    }
+
+    // Unzipped as Lambda unzips it: the handler loads (configured, nothing to reach at init),
+    // and the chunk beside it loads and serializes with an inline Avro schema; the registry it
+    // would register it in does not answer, so the answer is the retriable 503 of the record.
+    mkdirSync(join('node_modules', '.cache'), { recursive: true });
+    const dir = mkdtempSync(join('node_modules', '.cache', 'tally-produce-'));
+    unzipInto(dir, entries);
+    const url = (name: string) => JSON.stringify(pathToFileURL(resolve(dir, name)).href);
+    const script = `
+      await import(${url('functions/publish/produce-handler.mjs')});
+      const { createRegistryEncoder } = await import(${url(chunkPath)});
+      const encoder = createRegistryEncoder({ url: 'http://127.0.0.1:9', timeoutMs: 500 });
+      const part = { schema: { subject: { subject: 's' }, inline: { type: 'AVRO', text: '"string"' } },
+        data: 'x', field: 'value', role: 'value' };
+      const error = await encoder.encode(part, 'orders').catch((e) => e);
+      console.log(JSON.stringify({ name: error.name, status: error.status, field: error.field }));
+      process.exit(0);`;
+    try {
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+        env: {
+          PATH: process.env.PATH,
+          KAFKA_BROKERS: '127.0.0.1:9',
+          TALLY_STREAMS_TABLE: 's',
+          TALLY_LEDGER_TABLE: 'l',
+          TALLY_RESERVATIONS_TABLE: 'r',
+          TALLY_AUTH: 'gateway',
+          LOG_LEVEL: 'error',
+        },
+        timeout: 30_000,
+      });
+      expect(JSON.parse(stdout.trim().split('\n').pop() ?? '{}')).toEqual({
+        name: 'SchemaRegistryUnavailableError',
+        status: 503,
+        field: 'value.schema',
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -35,6 +35,17 @@ export interface SchemaSerializer {
    * (`records[2].value`): errors name `<at>.schema_id`, `<at>.data.<path>` and so on.
    */
   serialize(reference: SchemaReference, data: unknown, at: string): Promise<Buffer>;
+  /**
+   * `serialize`, with the schema's type and id; data null is a Kafka null (bytes null), its
+   * schema resolved all the same (an inline one registered), as REST Proxy does.
+   */
+  encode(reference: SchemaReference, data: unknown, at: string): Promise<SerializedPart>;
+}
+
+export interface SerializedPart {
+  readonly bytes: Buffer | null;
+  readonly type: SchemaType;
+  readonly id: number;
 }
 
 export interface SchemaSerializerOptions {
@@ -169,16 +180,31 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     throw new SchemaValidationError(`${field} ${encoded.issue.message} (${schema})`, { field });
   }
 
+  async function encodePart(
+    reference: SchemaReference,
+    data: unknown,
+    at: string,
+    nullIsKafkaNull = true,
+  ): Promise<SerializedPart> {
+    const kafkaNull = nullIsKafkaNull && data === null;
+    if (reference.kind === 'inline') {
+      // Checked before it is registered: a value that does not match registers nothing.
+      const codec = inlineCodec(reference, at);
+      const body = kafkaNull ? null : encode(codec, data, at, `the inline ${codec.type} schema`);
+      const id = await inlineId(reference, codec, at);
+      return { bytes: body && frame(id, body), type: codec.type, id };
+    }
+    const { id, codec } = await resolve(reference, at);
+    const bytes = kafkaNull
+      ? null
+      : frame(id, encode(codec, data, at, `schema ${id}, ${codec.type}`));
+    return { bytes, type: codec.type, id };
+  }
+
   return {
     async serialize(reference, data, at) {
-      if (reference.kind === 'inline') {
-        // Checked before it is registered: a value that does not match registers nothing.
-        const codec = inlineCodec(reference, at);
-        const body = encode(codec, data, at, `the inline ${codec.type} schema`);
-        return frame(await inlineId(reference, codec, at), body);
-      }
-      const { id, codec } = await resolve(reference, at);
-      return frame(id, encode(codec, data, at, `schema ${id}, ${codec.type}`));
+      return (await encodePart(reference, data, at, false)).bytes as Buffer;
     },
+    encode: (reference, data, at) => encodePart(reference, data, at),
   };
 }

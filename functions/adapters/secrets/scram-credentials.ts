@@ -6,10 +6,31 @@
 // reported by which field is missing or what type it has, never by what it contains.
 import { ConfigurationError, DependencyUnavailableError } from '../../core/errors.js';
 
-export type ScramCredentialSource =
+export type ScramCredentialSource = (
   | { readonly from: 'environment'; readonly username: string; readonly password: string }
   | { readonly from: 'secrets-manager'; readonly secretId: string }
-  | { readonly from: 'ssm'; readonly parameterName: string };
+  | { readonly from: 'ssm'; readonly parameterName: string }
+) & {
+  /** What the credentials are for and the variables that name them (default: Kafka's). */
+  readonly names?: CredentialNames;
+};
+
+/** The settings of one set of credentials, for messages. */
+export interface CredentialNames {
+  readonly what: string;
+  readonly secretId: string;
+  readonly parameter: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+const KAFKA_NAMES: CredentialNames = {
+  what: 'the Kafka SCRAM credentials',
+  secretId: 'KAFKA_SASL_SECRET_ID',
+  parameter: 'KAFKA_SASL_PARAMETER',
+  username: 'KAFKA_SASL_USERNAME',
+  password: 'KAFKA_SASL_PASSWORD',
+};
 
 export interface ScramCredentials {
   readonly username: string;
@@ -24,22 +45,24 @@ export interface ReadOptions {
 
 /** Where the credentials came from, for messages: the setting and its value, never the secret. */
 export function describeSource(source: ScramCredentialSource): string {
+  const names = source.names ?? KAFKA_NAMES;
   switch (source.from) {
     case 'environment':
-      return 'KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD';
+      return `${names.username}/${names.password}`;
     case 'secrets-manager':
-      return `Secrets Manager secret "${source.secretId}" (KAFKA_SASL_SECRET_ID)`;
+      return `Secrets Manager secret "${source.secretId}" (${names.secretId})`;
     case 'ssm':
-      return `SSM parameter "${source.parameterName}" (KAFKA_SASL_PARAMETER)`;
+      return `SSM parameter "${source.parameterName}" (${names.parameter})`;
   }
 }
 
 function fieldOf(source: ScramCredentialSource): string {
+  const names = source.names ?? KAFKA_NAMES;
   return source.from === 'secrets-manager'
-    ? 'KAFKA_SASL_SECRET_ID'
+    ? names.secretId
     : source.from === 'ssm'
-      ? 'KAFKA_SASL_PARAMETER'
-      : 'KAFKA_SASL_USERNAME';
+      ? names.parameter
+      : names.username;
 }
 
 /**
@@ -167,12 +190,12 @@ function classify(error: unknown, source: ScramCredentialSource): Error {
   const reason = error instanceof Error ? error.message : String(error);
   if (CONFIGURATION_ERRORS.has(name)) {
     return new ConfigurationError(
-      `cannot read the Kafka SCRAM credentials from ${describeSource(source)}: ${name}: ${reason}`,
+      `cannot read ${(source.names ?? KAFKA_NAMES).what} from ${describeSource(source)}: ${name}: ${reason}`,
       { field: fieldOf(source), cause: error },
     );
   }
   return new DependencyUnavailableError(
-    `could not reach ${source.from === 'ssm' ? 'SSM' : 'Secrets Manager'} for the Kafka SCRAM credentials in ${describeSource(source)} (${name}: ${reason}); nothing was sent`,
+    `could not reach ${source.from === 'ssm' ? 'SSM' : 'Secrets Manager'} for ${(source.names ?? KAFKA_NAMES).what} in ${describeSource(source)} (${name}: ${reason}); nothing was sent`,
     { cause: error },
   );
 }

@@ -1,0 +1,49 @@
+import type { createRegistryEncoder } from '../adapters/schema-registry/record-encoder.js';
+import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
+import type { SchemaEncoder } from '../core/schema-input.js';
+import type { PublishConfig } from '../platform/config.js';
+import { lazyRuntime } from '../platform/lazy-runtime.js';
+
+/**
+ * Imports the registry adapter and its codecs (avsc, protobufjs, ajv: about as big as the rest
+ * of the bundle). Each route that serializes with schemas passes its own dynamic import
+ * (`./produce-handler.schema.js`): esbuild makes it a chunk named after the route, which
+ * serverless-esbuild packs with that function only, and a cold start never loads it.
+ */
+export type SchemaCodecs = () => Promise<{
+  readonly createRegistryEncoder: typeof createRegistryEncoder;
+}>;
+
+/**
+ * The container's schema encoder, built on the first record that needs one with the codecs
+ * its route imports, or undefined when no registry is configured (such records are then REST
+ * Proxy's 42206). The credentials are read once, from Secrets Manager or the environment, and
+ * handed to the registry client only.
+ */
+export function schemaEncoderOf(
+  config: PublishConfig,
+): ((codecs: SchemaCodecs) => Promise<SchemaEncoder>) | undefined {
+  const registry = config.schemaRegistry;
+  if (registry === undefined) return undefined;
+  let load: SchemaCodecs | undefined;
+  const encoder = lazyRuntime(async () => {
+    const [{ createRegistryEncoder }, credentials] = await Promise.all([
+      (load as SchemaCodecs)(),
+      registry.credentials &&
+        readScramCredentials(registry.credentials, {
+          region: config.region,
+          timeoutMs: config.dynamodbTimeoutMs,
+        }),
+    ]);
+    return createRegistryEncoder({
+      url: registry.url,
+      timeoutMs: registry.timeoutMs,
+      ...(credentials && { credentials }),
+    });
+  });
+  return (codecs) => {
+    // Every route of a container imports the same module: the first one's import is used.
+    load ??= codecs;
+    return encoder();
+  };
+}
