@@ -2,6 +2,7 @@ import type { KafkaConnectionOptions } from '../adapters/kafka/client.js';
 import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
 import type { CommonConfig } from './config.js';
 import { sdkClientConfig } from './lazy-sdk-client.js';
+import { tracing } from './tracing.js';
 
 /**
  * Where Kafka is and how to sign in: the configured brokers, or MSK's bootstrap brokers for the
@@ -35,7 +36,10 @@ export async function kafkaConnection(
   const bootstrap = createMskBootstrap({
     // Bounded like every SDK client on a request's path: a control plane that does not answer
     // fails the cold start's resolve with a 503, not a hang until Lambda's deadline.
-    client: new KafkaClient(sdkClientConfig({ region: config.region, endpoint: undefined })),
+    // Traced as every other SDK client is when TALLY_TRACING is on.
+    client: tracing.captureClient(
+      new KafkaClient(sdkClientConfig({ region: config.region, endpoint: undefined })),
+    ),
     clusterArn: kafka.clusterArn,
     auth: kafka.auth,
     region: config.region,
