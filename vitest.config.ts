@@ -69,6 +69,8 @@ export default defineConfig({
           isolate: false,
           include: ['test/unit/**/*.test.ts'],
           sequence: { groupOrder: 0 },
+          // With the simulation files, on both cores (see there).
+          maxWorkers: 2,
         },
       },
       {
@@ -79,6 +81,11 @@ export default defineConfig({
           setupFiles,
           include: ['test/simulation/**/*.test.ts'],
           sequence: { groupOrder: 0 },
+          // One group with the unit files (a group's projects must agree on maxWorkers), on both
+          // cores: Vitest's default on 2 cores is one worker, which ran the whole group on one
+          // core (~200 s) while the other idled. Now the audit horizon file (the longest) runs
+          // on one core beside the rest.
+          maxWorkers: 2,
           testTimeout: 300_000,
         },
       },
