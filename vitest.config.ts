@@ -6,22 +6,27 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const setupFiles = ['test/helpers/quiet-logs.ts'];
 
 /**
- * Files that run long, longest or best paired first: in a group, the first two files start
- * together and each next one takes the first free worker, so a long file started last would
- * leave the other core idle at the end. Everything else follows in Vitest's own order (cached
+ * Files that run long, longest or best paired first: in a group, the first files start together
+ * (one per worker) and each next one takes the first free worker, so a long file started last
+ * would leave the other workers idle at the end. Everything else follows in Vitest's own order (cached
  * durations, else larger files first). The longest files are named after each run (the summary
  * reporter's last lines): keep this list in step with them.
  */
 const FIRST = [
-  // Start together: the chaos run's three brokers and publishers (CPU-heavy, ~60 s plus its
-  // setup) beside the local-schedule test, which mostly waits two minutes for a real schedule.
+  // Start together (three integration workers): the chaos run's three brokers and publishers
+  // (CPU-heavy, ~60 s plus its setup, a DynamoDB emulator of its own) beside the local-schedule
+  // test (a real one-minute schedule, ~115 s for 10 s of CPU) and the 1,000 concurrent requests,
+  // which must drain through the shared DynamoDB emulator within a request's deadline: started
+  // later, it failed in two of three runs, both times beside fuzz-tasks on that emulator.
   'test/integration/chaos-cluster.test.ts',
   'test/integration/reconcile-local-schedule.test.ts',
-  // Months on an injected clock: two to three minutes of one core.
-  'test/simulation/core-audit-horizon.test.ts',
-  // Three stacks started and stopped (~115 s), and the once guard's redeliveries (~90 s).
-  'test/integration/local-stack-lifecycle.test.ts',
+  'test/integration/publish-concurrency.test.ts',
+  // The once guard's redeliveries (~25 s, 4 s of CPU); the lifecycle test's stacks follow.
   'test/integration/once.test.ts',
+  // Months on an injected clock: about 100 s of one core, the unit group's longest.
+  'test/simulation/core-audit-horizon.test.ts',
+  // Three stacks started and stopped one after the other (~100 s, a third of it CPU).
+  'test/integration/local-stack-lifecycle.test.ts',
   'test/integration/reconcile-burrow-scenarios.test.ts',
   'test/integration/faults-broker-restart.test.ts',
   'test/integration/fuzz-http.test.ts',
@@ -69,6 +74,8 @@ export default defineConfig({
           isolate: false,
           include: ['test/unit/**/*.test.ts'],
           sequence: { groupOrder: 0 },
+          // With the simulation files, on both cores (see there).
+          maxWorkers: 2,
         },
       },
       {
@@ -79,6 +86,11 @@ export default defineConfig({
           setupFiles,
           include: ['test/simulation/**/*.test.ts'],
           sequence: { groupOrder: 0 },
+          // One group with the unit files (a group's projects must agree on maxWorkers), on both
+          // cores: Vitest's default on 2 cores is one worker, which ran the whole group on one
+          // core (~200 s) while the other idled. Now the audit horizon file (the longest) runs
+          // on one core beside the rest.
+          maxWorkers: 2,
           testTimeout: 300_000,
         },
       },
@@ -93,8 +105,12 @@ export default defineConfig({
           globalSetup: ['test/helpers/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Two cores: files that start brokers of their own must not pile up.
-          maxWorkers: 2,
+          // Three workers on two cores: most files mostly wait (on brokers, consumer groups, a
+          // real schedule, sleeps). On two workers the project used 466 s of CPU in all (brokers
+          // and children included) in what takes ~590 s on a quiet machine: under half of the two
+          // cores. Files that start brokers of their own must not pile up: the FIRST list starts
+          // the CPU-heavy chaos run beside two that wait, and the others one by one after.
+          maxWorkers: 3,
         },
       },
     ],

@@ -119,6 +119,7 @@ export class LedgerView {
     this.produced = without(this.produced);
     for (const [start, bucket] of this.producedBuckets) {
       const rest = without(bucket);
+      if (rest === bucket) continue;
       if (rest.isEmpty) this.producedBuckets.delete(start);
       else this.producedBuckets.set(start, rest);
     }
@@ -175,16 +176,24 @@ function encodeBuckets(buckets: ReadonlyMap<number, SeqRanges>): number[] {
   const flat: number[] = [];
   let start = 0;
   let seq = 0;
-  for (const [at, seqs] of [...buckets].sort((a, b) => a[0] - b[0])) {
-    const runs = seqs.ranges();
-    flat.push(at - start, runs.length);
+  const onRange = (from: number, to: number) => {
+    flat.push(from - seq, to - from);
+    seq = to;
+  };
+  for (const at of sortNumbers([...buckets.keys()])) {
+    const seqs = buckets.get(at) as SeqRanges;
+    flat.push(at - start, seqs.rangeCount);
     start = at;
-    for (const [from, to] of runs) {
-      flat.push(from - seq, to - from);
-      seq = to;
-    }
+    seqs.forEachRange(onRange);
   }
   return flat;
+}
+
+/** Sorts in place, ascending, and returns `numbers`: bucket maps mostly list their keys in order. */
+export function sortNumbers(numbers: number[]): number[] {
+  for (let i = 1; i < numbers.length; i++)
+    if ((numbers[i - 1] as number) > (numbers[i] as number)) return numbers.sort((a, b) => a - b);
+  return numbers;
 }
 
 function decodeBuckets(flat: readonly number[]): Map<number, SeqRanges> {

@@ -133,6 +133,8 @@ export class StreamLog {
     this.older = foldRow(this.older, row, since, until);
     this.log.dropThrough(floor);
     for (const [start, seqs] of this.buckets) {
+      // Most buckets lie wholly above the floor: kept as they are.
+      if ((seqs.min as number) > floor) continue;
       const rest = seqs.above(floor);
       if (rest.isEmpty) this.buckets.delete(start);
       else this.buckets.set(start, rest);

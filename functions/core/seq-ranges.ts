@@ -179,6 +179,37 @@ export class SeqRanges {
     return this.insert(from, to);
   }
 
+  /**
+   * Adds every seq of `other` (the same as adding its ranges one by one, without checking them
+   * again or allocating pairs): O(1) per range when they all come after this set's last one.
+   */
+  addAll(other: SeqRanges): this {
+    const b = other.r;
+    for (let i = 0; i < b.length; i += 2) {
+      const from = b[i] as number;
+      const to = b[i + 1] as number;
+      const r = this.r;
+      const n = r.length;
+      if (n === 0 || from > (r[n - 1] as number) + 1) {
+        r.push(from, to);
+        this.total += to - from + 1;
+      } else if (from >= (r[n - 2] as number)) {
+        const lastTo = r[n - 1] as number;
+        if (to > lastTo) {
+          r[n - 1] = to;
+          this.total += to - lastTo;
+        }
+      } else this.insert(from, to);
+    }
+    return this;
+  }
+
+  /** Calls `onRange` for each range in order, allocating nothing (for hot loops). */
+  forEachRange(onRange: (from: number, to: number) => void): void {
+    const r = this.r;
+    for (let i = 0; i < r.length; i += 2) onRange(r[i] as number, r[i + 1] as number);
+  }
+
   /** The general case: merge [from, to] with every range it overlaps or touches. */
   private insert(from: number, to: number): this {
     const r = this.r;

@@ -1,3 +1,4 @@
+import { sortNumbers } from './audit-ledger.js';
 import { foldRow, KEEP_PLACED, type RowCounts } from './audit-retention.js';
 import { bucketOf, MAX_PLACED, type Placement, type StreamLog } from './audit-state.js';
 import type { RecordOutcome } from './outcomes.js';
@@ -320,13 +321,12 @@ export class StreamAudit {
   fold(cutoff: number, complete: boolean): void {
     const { bucketMs } = this.options;
     // Only the buckets that end by the cutoff are sorted: most runs fold one or none.
-    const ended = (start: number) => start + bucketMs <= cutoff;
-    const folded = [
-      ...new Set([
-        ...[...this.#producedBuckets.keys()].filter(ended),
-        ...[...this.log.buckets.keys()].filter(ended),
-      ]),
-    ].sort((a, b) => a - b);
+    const folded: number[] = [];
+    for (const start of this.#producedBuckets.keys())
+      if (start + bucketMs <= cutoff) folded.push(start);
+    for (const start of this.log.buckets.keys())
+      if (start + bucketMs <= cutoff && !this.#producedBuckets.has(start)) folded.push(start);
+    sortNumbers(folded);
     const seqs = this.#seqsOf(folded);
     const floor = Math.max(seqs.produced.max ?? 0, seqs.logOnly.max ?? 0);
     if (floor <= this.log.floor) return;
@@ -342,6 +342,8 @@ export class StreamAudit {
     ledger.unknown = ledger.unknown.above(floor);
     ledger.produced = ledger.produced.above(floor);
     for (const [start, bucket] of this.#producedBuckets) {
+      // Most buckets lie wholly above the floor: kept as they are.
+      if ((bucket.min as number) > floor) continue;
       const rest = bucket.above(floor);
       if (rest.isEmpty) this.#producedBuckets.delete(start);
       else this.#producedBuckets.set(start, rest);
@@ -355,8 +357,11 @@ export class StreamAudit {
 
   /** Bucket starts of the ledger's produced seqs and the log's unexplained ones, in order. */
   #starts(): number[] {
-    const starts = [...new Set([...this.#producedBuckets.keys(), ...this.log.buckets.keys()])];
-    return starts.sort((a, b) => a - b);
+    const starts = [...this.#producedBuckets.keys()];
+    // The log keeps buckets only for seqs the ledger does not hold: few, mostly none.
+    for (const start of this.log.buckets.keys())
+      if (!this.#producedBuckets.has(start)) starts.push(start);
+    return sortNumbers(starts);
   }
 
   /** The seqs of the buckets at `starts`: produced in them, or first found in the log there. */
@@ -372,11 +377,13 @@ export class StreamAudit {
     // Added range by range: buckets come in time order, so mostly appends (O(1) each).
     const produced = new SeqRanges();
     const logOnly = new SeqRanges();
+    const producedBuckets = this.#producedBuckets;
+    const logBuckets = this.log.buckets;
     for (const start of starts) {
-      for (const [from, to] of this.#producedBuckets.get(start)?.ranges() ?? [])
-        produced.addRange(from, to);
-      for (const [from, to] of this.log.buckets.get(start)?.ranges() ?? [])
-        logOnly.addRange(from, to);
+      const ofLedger = producedBuckets.get(start);
+      if (ofLedger !== undefined) produced.addAll(ofLedger);
+      const ofLog = logBuckets.get(start);
+      if (ofLog !== undefined) logOnly.addAll(ofLog);
     }
     return { produced, logOnly: logOnly.difference(this.#produced) };
   }

@@ -1,6 +1,7 @@
 import { decodeParts, encodeParts } from '../../functions/adapters/dynamodb/history-codec.js';
 import type { PartitionHistory } from '../../functions/core/offset-changes.js';
 import type { OffsetObservation } from '../../functions/core/offset-status.js';
+import { createReconciler, type ReconcileOptions } from '../../functions/core/reconcile.js';
 import type {
   HistoryEntry,
   HistoryItem,
@@ -9,6 +10,7 @@ import type {
   ReportStore,
   StoredMapping,
 } from '../../functions/core/reconcile-ports.js';
+import type { FakeCluster } from './fake-cluster.js';
 
 // In-memory stores behind reconcile's ports, with DynamoDB's conditions and ordered sort keys,
 // that measure what they hold: items, and bytes as the JSON of each item as the DynamoDB
@@ -237,4 +239,18 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
       }
     },
   };
+}
+
+/**
+ * A reconciler over `cluster` read at `now()`, with fresh memory stores: returned with it so a
+ * test can look at what they hold.
+ */
+export function memoryReconciler(
+  cluster: FakeCluster,
+  now: () => number,
+  options: ReconcileOptions,
+) {
+  const stores = { history: memoryHistory(), mappings: memoryMappings(), reports: memoryReports() };
+  const reconciler = createReconciler({ source: cluster.source(now), ...stores }, options);
+  return { reconciler, ...stores };
 }

@@ -2,10 +2,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
-import type { AuditReport } from '../../functions/core/audit.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
+import { auditNow, resend as resendAs } from '../helpers/audit-client.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
+import { setOffsets, testKafka } from '../helpers/kafka.js';
 import {
   createTopic,
   headerText,
@@ -23,44 +23,16 @@ describe('audit', () => {
   const admin: Admin = kafka.admin();
   let env: Record<string, string>;
   let api: Awaited<ReturnType<typeof loadHandlers>>;
-  let audit: (topic: string, groups?: string[], remainingMs?: number) => Promise<AuditReport>;
+  const audit = auditNow;
+  const resend = (topic: string, record: ReadRecord | undefined, session: string) =>
+    resendAs(kafka, topic, record, session);
 
   beforeAll(async () => {
     env = await usePublishEnv({ TALLY_AUDIT_HORIZON_SECONDS: '0' });
     await admin.connect();
     api = await loadHandlers();
-    const { handler } = await import('../../functions/audit/http-handler.js');
-    audit = async (topic, groups, remainingMs) => {
-      const response = (await handler(
-        httpEvent({
-          pathParameters: { cluster_id: inject('kafkaClusterId') },
-          body: JSON.stringify({ topic, ...(groups && { groups }) }),
-        }),
-        lambdaContext(remainingMs),
-      )) as { statusCode: number; body: string };
-      expect(response.statusCode, response.body).toBe(200);
-      return JSON.parse(response.body) as AuditReport;
-    };
   });
   afterAll(() => admin.disconnect());
-
-  /** The same record sent again by a new producer session, as a retry across a cold start would. */
-  const resend = async (topic: string, record: ReadRecord | undefined, session: string) => {
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-    await producer.connect();
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: [
-        {
-          partition: 0,
-          value: record?.value ?? null,
-          headers: { ...record?.headers, 'tally.session': session },
-        },
-      ],
-    });
-    await producer.disconnect();
-  };
 
   const publish = async (topic: string, values: string[]) => {
     const body = values.map((v) => JSON.stringify({ value: { type: 'STRING', data: v } })).join('');
@@ -108,9 +80,9 @@ describe('audit', () => {
     const group = uniqueName('downstream');
     // The group committed up to 3, then its offset was reset to 1: reconcile records a REWIND.
     const reconcile = (await import('../../functions/reconcile/task-handler.js')).handler;
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '3' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '3' }] });
     await reconcile({}, lambdaContext());
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] });
     await reconcile({}, lambdaContext());
     // …and it processed seqs 2..3 again.
     const { handler } = await import('../../functions/receipts/http-handler.js');

@@ -1,7 +1,7 @@
 import type { Admin, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
+import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -45,7 +45,7 @@ describe("Burrow's read API", () => {
         ...Array.from({ length: 4 }, () => ({ partition: 1, value: 'b' })),
       ],
     });
-    await admin.setOffsets({
+    await setOffsets({
       groupId: group,
       topic,
       partitions: [

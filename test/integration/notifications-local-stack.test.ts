@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
-import { testKafka } from '../helpers/kafka.js';
+import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
@@ -59,7 +59,7 @@ describe('npm start: notifications to TALLY_LOCAL_NOTIFY_WEBHOOK', () => {
     await producer.send({ topic, messages: Array.from({ length: 10 }, () => ({ value: 'v' })) });
     await producer.disconnect();
     const commit = (offset: number) =>
-      admin.setOffsets({
+      setOffsets({
         groupId: group,
         topic,
         partitions: [{ partition: 0, offset: String(offset) }],

@@ -13,7 +13,7 @@ import {
 import { type LocalEventBus, serveLocalEventBus } from '../../infra/local/event-bus.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
+import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic, loadHandlers, produceEvent } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -147,7 +147,7 @@ describe('notifications: a group going bad, recovering, and an audit finding a l
       messages: Array.from({ length: 20 }, (_, i) => ({ partition: 0, value: `v${i}` })),
     });
     const commit = (offset: number) =>
-      admin.setOffsets({
+      setOffsets({
         groupId: group,
         topic,
         partitions: [{ partition: 0, offset: String(offset) }],
@@ -234,9 +234,9 @@ describe('notifications: a group going bad, recovering, and an audit finding a l
         { partition: 0, value: 'b' },
       ],
     });
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '2' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '2' }] });
     await reconcile();
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '0' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '0' }] });
     webhookDown = true;
     let run: Awaited<ReturnType<typeof reconcile>>;
     try {

@@ -1,12 +1,12 @@
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { AuditReport } from '../../functions/core/audit.js';
 import type { ReceiptBatch } from '../../functions/core/receipts.js';
 import type { BucketRow } from '../../functions/core/stream-audit.js';
 import type { MskBatchResponse } from '../../functions/once/middleware.js';
-import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
+import { auditNow, resend } from '../helpers/audit-client.js';
+import { lambdaContext } from '../helpers/http-event.js';
+import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { mskRecord } from '../helpers/msk-event.js';
 import {
   createTopic,
@@ -88,7 +88,7 @@ describe('once guard (example consumer, real broker)', () => {
         const last = list[list.length - 1] as MSKRecord;
         return { partition: last.partition, offset: String(first?.offset ?? last.offset + 1) };
       });
-      await admin.setOffsets({ groupId, topic, partitions });
+      await setOffsets({ groupId, topic, partitions });
     }
     return delivered; // Not caught up: the caller waits (a claim to lapse) and delivers again.
   }
@@ -125,19 +125,7 @@ describe('once guard (example consumer, real broker)', () => {
       (r) => headerText(r.headers, 'tally.seq') === '3',
     );
     // What a retry from another producer session writes: the record again, its tally.* kept.
-    const producer = testKafka('tally-test-once-resend').producer();
-    await producer.connect();
-    await producer.send({
-      topic,
-      messages: [
-        {
-          key: third?.key ?? null,
-          value: third?.value ?? null,
-          headers: { ...third?.headers, 'tally.session': 'a-new-session' },
-        },
-      ],
-    });
-    await producer.disconnect();
+    await resend(testKafka('tally-test-once-resend'), topic, third, 'a-new-session');
     const log = await readBack(topic, 6);
     const effects = new Map<string, number>();
     const groupId = uniqueName('dup');
@@ -156,7 +144,7 @@ describe('once guard (example consumer, real broker)', () => {
     const groupId = uniqueName('rewind');
     const handler = await consumer(groupId, effects);
     expect(await deliver(handler, groupId, topic, log)).toBe(100);
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '40' }] });
+    await setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '40' }] });
     expect(await deliver(handler, groupId, topic, log)).toBe(60);
     expect(effects.size).toBe(100);
     expect([...effects.values()].every((n) => n === 1)).toBe(true);
@@ -164,16 +152,7 @@ describe('once guard (example consumer, real broker)', () => {
     expect(stored.reduce((n, b) => n + seqCount(b.suppressed), 0)).toBe(60);
     expect(stored.reduce((n, b) => n + seqCount(b.seqs), 0)).toBe(100);
     // The audit says it per group: redelivered 60, suppressed 60, acted twice 0.
-    const { handler: auditNow } = await import('../../functions/audit/http-handler.js');
-    const response = (await auditNow(
-      httpEvent({
-        pathParameters: { cluster_id: inject('kafkaClusterId') },
-        body: JSON.stringify({ topic, groups: [groupId] }),
-      }),
-      lambdaContext(),
-    )) as { statusCode: number; body: string };
-    expect(response.statusCode, response.body).toBe(200);
-    const [stream] = (JSON.parse(response.body) as AuditReport).streams;
+    const [stream] = (await auditNow(topic, [groupId])).streams;
     const total = (pick: (b: BucketRow) => Readonly<Record<string, number>> | undefined) =>
       (stream?.buckets ?? []).reduce((n, b) => n + (pick(b)?.[groupId] ?? 0), 0);
     expect(total((b) => b.processed)).toBe(100);
@@ -227,7 +206,7 @@ describe('once guard (example consumer, real broker)', () => {
     await Promise.all([deliver(first, a, topic, log), deliver(second, b, topic, log)]);
     // Both groups rewound to the start: every record comes again to each, none acts again.
     for (const groupId of [a, b])
-      await admin.setOffsets({
+      await setOffsets({
         groupId,
         topic,
         partitions: [0, 1].map((partition) => ({ partition, offset: '0' })),

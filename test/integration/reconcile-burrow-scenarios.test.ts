@@ -2,7 +2,7 @@ import type { Admin, Consumer, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { PartitionReport, ReconcileReport } from '../../functions/core/reconcile.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
+import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -149,7 +149,7 @@ describe('reconcile: Burrow scenarios on the real broker', () => {
     const topic = await createTopic(admin, 1);
     const group = uniqueName('g-lost');
     await produce(topic, 8);
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '8' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '8' }] });
     expect(partitionOf(await reconcile(), group)).toMatchObject({ committed: 8 });
     await admin.deleteGroups([group]);
     let logEnd = 8;

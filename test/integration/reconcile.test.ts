@@ -8,7 +8,7 @@ import type {
 } from '../../functions/core/reconcile.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
+import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -170,7 +170,7 @@ describe('reconcile', () => {
     await produce(topic, 20);
     await consumeAndLeave(group, topic, 20);
     expect(partitionOf(await reconcile(), group, 0)).toMatchObject({ status: 'OK', committed: 20 });
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '6' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '6' }] });
     const rewound = partitionOf(await reconcile(), group, 0);
     expect(rewound.status).toBe('REWIND');
     expect(rewound.rewind).toEqual({ from: 20, to: 6, recordsToReconsume: 14 });
@@ -203,7 +203,7 @@ describe('reconcile', () => {
     await produce(topic, 5);
     await consumeAndLeave(group, topic, 5);
     await reconcile();
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] });
     await reconcile();
     const consumer = kafka.consumer({
       groupId: group,
@@ -344,7 +344,7 @@ describe('reconcile', () => {
     const topic = await createTopic(admin, 1);
     const stopped = uniqueName('g-stop');
     await produce(topic, 20);
-    await admin.setOffsets({
+    await setOffsets({
       groupId: stopped,
       topic,
       partitions: [{ partition: 0, offset: '5' }],
@@ -358,7 +358,7 @@ describe('reconcile', () => {
 
     // A member that holds the partition but makes no progress.
     const stalled = uniqueName('g-stall');
-    await admin.setOffsets({
+    await setOffsets({
       groupId: stalled,
       topic,
       partitions: [{ partition: 0, offset: '5' }],

@@ -8,7 +8,7 @@ import {
 } from '../../infra/local/step-functions.js';
 import { inProcessInvoker } from '../helpers/function-invoker.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
+import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic, loadHandlers, produceEvent, readBack } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -66,9 +66,9 @@ describe('workflows', () => {
   const rewoundGroup = async (topic: string) => {
     const group = uniqueName('repair');
     const reconcile = (await import('../../functions/reconcile/task-handler.js')).handler;
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '3' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '3' }] });
     await reconcile({}, lambdaContext());
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] });
     return group;
   };
 
@@ -181,7 +181,7 @@ describe('workflows', () => {
     const topic = await createTopic(admin, 1);
     await publish(topic, 2);
     const group = uniqueName('healthy');
-    await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '2' }] });
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '2' }] });
     const done = await sfn.settled('offset-repair', sfn.start('offset-repair', { group }).name);
     expect(done.status).toBe('SUCCEEDED');
     expect(done.history.map((e) => e.state)).not.toContain('WaitForApproval');

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createReconciler } from '../../functions/core/reconcile.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
-import { memoryHistory, memoryMappings, memoryReports } from '../helpers/reconcile-stores.js';
+import { memoryReconciler } from '../helpers/reconcile-stores.js';
 
 // 120 days of hourly runs on an injected clock: a group is abandoned every two days (Kafka
 // expires its offsets) while its topic keeps growing. Each reads LOST, with its last good offset
@@ -29,16 +28,12 @@ describe('held LOST findings over months', () => {
     const log = Array.from({ length: PARTITIONS }, () => ({ logStart: 0, logEnd: 0 }));
     cluster.topics.set('events', log);
     let now = START;
-    const history = memoryHistory();
-    const reconciler = createReconciler(
-      {
-        source: cluster.source(() => now),
-        history,
-        mappings: memoryMappings(),
-        reports: memoryReports(),
-      },
-      { windowSize: WINDOW, graceMs: 0, retentionMs: RETENTION, pruneBudget: 200 },
-    );
+    const { reconciler, history } = memoryReconciler(cluster, () => now, {
+      windowSize: WINDOW,
+      graceMs: 0,
+      retentionMs: RETENTION,
+      pruneBudget: 200,
+    });
     const abandoned = new Map<string, { at: number; offset: number }>();
     let maxItems = 0;
     let checked = 0;

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupReport, ReconcileReport } from '../../functions/core/reconcile.js';
-import { createReconciler } from '../../functions/core/reconcile.js';
 import type { ReportStore } from '../../functions/core/reconcile-ports.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
-import { memoryHistory, memoryMappings, memoryReports } from '../helpers/reconcile-stores.js';
+import { memoryReconciler } from '../helpers/reconcile-stores.js';
 
 // 180 days of scheduled reconcile runs on an injected clock, over groups that come and go, with
 // stores that measure what they hold: what reconcile keeps must be bounded by its configuration
@@ -134,13 +133,12 @@ describe('reconcile over 180 days of schedules', () => {
   it('keeps stored items and bytes within stated bounds, and still reports what happened', async () => {
     let now = START;
     const cluster = new FakeCluster();
-    const history = memoryHistory();
-    const mappings = memoryMappings();
-    const reports = memoryReports();
-    const reconciler = createReconciler(
-      { source: cluster.source(() => now), history, mappings, reports },
-      { windowSize: WINDOW, graceMs: 5 * MINUTE, retentionMs: RETENTION, pruneBudget: 200 },
-    );
+    const { reconciler, history, mappings, reports } = memoryReconciler(cluster, () => now, {
+      windowSize: WINDOW,
+      graceMs: 5 * MINUTE,
+      retentionMs: RETENTION,
+      pruneBudget: 200,
+    });
     const figures: Record<string, object> = {};
     let planted: ReconcileReport | undefined;
     for (let run = 0; run < 180 * RUNS_PER_DAY; run++) {
@@ -211,16 +209,12 @@ describe("reconcile at a large group's size", () => {
     const commitsAt = (i: number) =>
       new Map(Array.from({ length: partitions }, (_, p) => [`${topic}#${p}`, 1e15 + i] as const));
     let now = START;
-    const history = memoryHistory();
-    const reconciler = createReconciler(
-      {
-        source: cluster.source(() => now),
-        history,
-        mappings: memoryMappings(),
-        reports: memoryReports(),
-      },
-      { windowSize: WINDOW, graceMs: 0, retentionMs: RETENTION, pruneBudget: 200 },
-    );
+    const { reconciler, history } = memoryReconciler(cluster, () => now, {
+      windowSize: WINDOW,
+      graceMs: 0,
+      retentionMs: RETENTION,
+      pruneBudget: 200,
+    });
     for (let i = 0; i < WINDOW + 2; i++) {
       cluster.groups.set('wide', { state: 'Empty', members: [], commits: commitsAt(i) });
       now = START + i * MINUTE;

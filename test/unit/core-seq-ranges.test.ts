@@ -329,7 +329,7 @@ describe('SeqRanges JSON', () => {
 });
 
 describe('SeqRanges against a naive Set on random inputs', () => {
-  it('agrees on add, has, count, gaps, union, intersect and difference (600 cases)', () => {
+  it('agrees on add, has, count, gaps, union, addAll, intersect and difference (600 cases)', () => {
     const rand = prng(0x5eed);
     const universe = 80;
     for (let c = 0; c < 600; c++) {
@@ -365,6 +365,16 @@ describe('SeqRanges against a naive Set on random inputs', () => {
       expect(a.gapsWithin(from, to)).toEqual(rangesOf(window.filter((v) => !na.has(v))));
       expect(a.runsWithin(from, to)).toEqual(rangesOf(window.filter((v) => na.has(v))));
       expect(a.equals(SeqRanges.fromJSON(rangesOf(na)))).toBe(true);
+
+      // addAll is a bulk union in place; forEachRange walks the same ranges as ranges().
+      const merged = a.clone().addAll(b);
+      expect(merged.toJSON()).toEqual(rangesOf([...na, ...nb]));
+      expect(merged.count).toBe(union.count);
+      expectCanonical(merged);
+      expect(a.toJSON()).toEqual(rangesOf(na));
+      const walked: Array<[number, number]> = [];
+      b.forEachRange((f, t) => walked.push([f, t]));
+      expect(walked).toEqual(b.toJSON());
     }
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createReconciler, type PartitionReport } from '../../functions/core/reconcile.js';
+import type { PartitionReport } from '../../functions/core/reconcile.js';
 import { acknowledgeGroup, historyEntries } from '../../functions/core/reconcile-history.js';
 import { planRestore } from '../../functions/core/restore.js';
 import { acknowledgeFindings } from '../../functions/reconcile/restore-actions.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
-import { memoryHistory, memoryMappings, memoryReports } from '../helpers/reconcile-stores.js';
+import { memoryReconciler } from '../helpers/reconcile-stores.js';
 
 // LOST and OUT_OF_RANGE stay until the group commits inside the log again, a restore does, or
 // an admin acknowledges them (core/offset-holds.ts), through the reconciler with stores that
@@ -29,16 +29,12 @@ function setup() {
     ]),
   });
   let now = T0;
-  const history = memoryHistory();
-  const reconciler = createReconciler(
-    {
-      source: cluster.source(() => now),
-      history,
-      mappings: memoryMappings(),
-      reports: memoryReports(),
-    },
-    { windowSize: WINDOW, graceMs: 0, retentionMs: 14 * 1440 * MINUTE, pruneBudget: 100 },
-  );
+  const { reconciler, history } = memoryReconciler(cluster, () => now, {
+    windowSize: WINDOW,
+    graceMs: 0,
+    retentionMs: 14 * 1440 * MINUTE,
+    pruneBudget: 100,
+  });
   const run = async (at: number): Promise<PartitionReport | undefined> => {
     now = at;
     const report = await reconciler.run();
