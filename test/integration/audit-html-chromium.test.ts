@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Admin } from 'kafkajs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,7 +9,8 @@ import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // A real audit report, served by GET /v3/clusters/{id}/audits/{id}?format=html, rendered by
-// Debian's Chromium (installed by .ci/run): the charts must be drawn, with bars of real size.
+// Debian's Chromium (installed by npm test's pretest step, infra/local/install-debian-packages.sh):
+// the charts must be drawn, with bars of real size.
 const CHROMIUM = process.env.TALLY_CHROMIUM ?? '/usr/bin/chromium';
 
 describe('audit HTML report in headless Chromium', () => {
@@ -17,6 +19,12 @@ describe('audit HTML report in headless Chromium', () => {
 
   beforeAll(async () => {
     await usePublishEnv({ TALLY_AUDIT_HORIZON_SECONDS: '0' });
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `no Chromium at ${CHROMIUM}: run \`bash infra/local/install-debian-packages.sh\` as root ` +
+          '(npm test does it first), or `apt-get install -y chromium`, or set TALLY_CHROMIUM to a Chromium binary',
+      );
+    }
     await admin.connect();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
