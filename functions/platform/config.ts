@@ -468,3 +468,41 @@ export function loadTracingConfig(env: Env = process.env): TracingConfig {
   }
   return { enabled: text === 'true' };
 }
+
+/**
+ * The log level, read by every function at init (platform/log.ts). Powertools reads
+ * POWERTOOLS_LOG_LEVEL, then LOG_LEVEL, but only in capitals, and falls back to INFO without a
+ * word on any other value (`LOG_LEVEL=debug` logged at INFO): here either case is taken, and
+ * anything else fails the cold start naming the variable. Lambda's own AWS_LAMBDA_LOG_LEVEL
+ * (advanced logging controls) still wins, as Powertools lets it.
+ */
+export const LOG_LEVELS = [
+  'TRACE',
+  'DEBUG',
+  'INFO',
+  'WARN',
+  'ERROR',
+  'CRITICAL',
+  'SILENT',
+] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
+export interface LogConfig {
+  readonly level: LogLevelName;
+}
+
+export function loadLogConfig(env: Env = process.env): LogConfig {
+  for (const name of ['POWERTOOLS_LOG_LEVEL', 'LOG_LEVEL']) {
+    const text = optional(env, name);
+    if (text === undefined) continue;
+    const level = LOG_LEVELS.find((candidate) => candidate === text.toUpperCase());
+    if (level === undefined) {
+      throw new ConfigurationError(
+        `${name} must be one of ${LOG_LEVELS.join(', ')} (either case), got "${text}"`,
+        { field: name },
+      );
+    }
+    return { level };
+  }
+  return { level: 'INFO' };
+}

@@ -1,13 +1,16 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { loadLogConfig } from './config.js';
 import { tracing } from './tracing.js';
 
-// One JSON line per event (Powertools Logger): level from LOG_LEVEL (or POWERTOOLS_LOG_LEVEL),
+// One JSON line per event (Powertools Logger): level from LOG_LEVEL (or POWERTOOLS_LOG_LEVEL,
+// read and checked by platform/config.ts: a bad one fails the cold start),
 // the invocation's context and correlation ids on every line of it (`withCorrelation`). Record
 // keys and values and credentials are never passed here: callers log names, counts and errors.
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export const logger = new Logger({
+  logLevel: loadLogConfig().level,
   serviceName:
     process.env.POWERTOOLS_SERVICE_NAME ?? process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'kafka-tally',
 });

@@ -67,4 +67,33 @@ describe('log lines of an invocation', () => {
     log('warn', 'shown');
     expect(lines.map((l) => l.message)).toEqual(['shown']);
   });
+
+  it('takes LOG_LEVEL in either case (Powertools alone logs `debug` at INFO)', async () => {
+    vi.stubEnv('LOG_LEVEL', 'debug');
+    const { log, logger } = await import('../../functions/platform/log.js');
+    log('debug', 'a debug line');
+    expect(logger.getLevelName()).toBe('DEBUG');
+    expect(lines.map((l) => l.message)).toEqual(['a debug line']);
+  });
+
+  it('lets POWERTOOLS_LOG_LEVEL win over LOG_LEVEL, as Powertools does', async () => {
+    vi.stubEnv('LOG_LEVEL', 'debug');
+    vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'Error');
+    const { log } = await import('../../functions/platform/log.js');
+    log('warn', 'not shown');
+    log('error', 'shown');
+    expect(lines.map((l) => l.message)).toEqual(['shown']);
+  });
+
+  it.each([
+    ['LOG_LEVEL', 'verbose'],
+    ['POWERTOOLS_LOG_LEVEL', 'warning'],
+  ])('fails the cold start on %s=%s, naming the variable', async (name, value) => {
+    vi.stubEnv(name, value);
+    await expect(import('../../functions/platform/log.js')).rejects.toMatchObject({
+      name: 'ConfigurationError',
+      field: name,
+      message: expect.stringContaining(`${name} must be one of TRACE, DEBUG, INFO`),
+    });
+  });
 });
