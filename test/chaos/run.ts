@@ -163,7 +163,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       ...tableEnvironment(tables),
       AWS_REGION: 'us-east-1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      LOG_LEVEL: 'error',
+      // Warnings are the run's evidence (an outcome write that lost its place, …), kept in its logs.
+      LOG_LEVEL: 'warn',
       ...testAuthEnv(),
       TALLY_KAFKA_REQUEST_TIMEOUT_MS: '5000',
       TALLY_AUDIT_HORIZON_SECONDS: String(HORIZON_SECONDS),

@@ -24,7 +24,6 @@ export async function usePublishEnv(
     DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
     ...tableEnvironment(tables),
     AWS_REGION: 'us-east-1',
-    LOG_LEVEL: 'error',
     ...testAuthEnv(),
     ...extra,
   };

@@ -45,7 +45,6 @@ describe('DynamoDB stopped', { timeout: 180_000 }, () => {
       ...testAuthEnv(),
       TALLY_DYNAMODB_TIMEOUT_MS: '500',
       TALLY_AUDIT_HORIZON_SECONDS: '0',
-      LOG_LEVEL: 'error',
     });
     kafka = new Kafka({ brokers: [stack.kafkaBrokers], logLevel: logLevel.NOTHING });
     topic = uniqueName('ddbfault');

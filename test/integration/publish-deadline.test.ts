@@ -35,7 +35,6 @@ describe('deadlines with a paused broker', () => {
       ...tableEnvironment(stack.tables),
       ...testAuthEnv(),
       TALLY_AUDIT_HORIZON_SECONDS: '0',
-      LOG_LEVEL: 'error',
     });
     topic = uniqueName('paused');
     const admin = new Kafka({ brokers: [stack.kafkaBrokers], logLevel: logLevel.NOTHING }).admin();
