@@ -83,8 +83,13 @@ message Line { string sku = 1; int32 quantity = 2; }
 const IDS = { AVRO: 1, PROTOBUF: 2, JSON: 3 } as const;
 type Registered = keyof typeof IDS;
 
-/** The Confluent API's GET /schemas/ids/{id}, answered in process. */
+/**
+ * The Confluent API's GET /schemas/ids/{id}, answered in process, and its lookup under a subject
+ * (POST /subjects/{subject}: each id is version 1 of the bench topic's subject).
+ */
 const registryFetch: typeof fetch = async (input) => {
+  if (/\/subjects\/bench-value$/.test(String(input)))
+    return new Response('{"version":1}', { status: 200 });
   const id = Number(/\/schemas\/ids\/(\d+)$/.exec(String(input))?.[1]);
   const type = (Object.keys(IDS) as Registered[]).find((t) => IDS[t] === id);
   if (type === undefined) return new Response('{"error_code":40403}', { status: 404 });
@@ -102,7 +107,7 @@ const { createRegistryEncoder } = await import(
 const importMs = performance.now() - importStarted;
 const encoder = createRegistryEncoder({ url: 'http://registry.bench', fetch: registryFetch });
 const part = (type: Registered): SchemaPart => ({
-  schema: { id: IDS[type] },
+  schema: { id: IDS[type], subject: { strategy: 'TOPIC_NAME' } },
   data: ORDER,
   field: 'value',
   role: 'value',

@@ -8,8 +8,8 @@ import type { ParsedRecord, RecordData, RecordInput } from './record-input.js';
 // every pending part through the `SchemaEncoder` port before anything is allocated or sent.
 //
 // The combinations allowed are REST Proxy's (SchemaManagerImpl.getSchema, kafka-rest): a
-// `schema_id` alone (with a subject or strategy it is not combined with a type, version or
-// schema); else a `schema_version` of a subject (no type, no schema); else an inline `schema`
+// `schema_id` (with a subject or strategy, not with a type, version or schema; the id must be
+// registered under that subject, TOPIC_NAME's when none is named); else a `schema_version` of a subject (no type, no schema); else an inline `schema`
 // with its `type`; else the latest version of a subject, with no type. The subject is `subject`,
 // else the one `subject_name_strategy` names (TOPIC_NAME when neither is given), and only
 // TOPIC_NAME names one without the schema in hand. Every refusal is a 400 naming the field.
@@ -30,9 +30,12 @@ export interface InlineSchema {
   readonly text: string;
 }
 
-/** By id; else a version (or the latest) of a subject; else inline, registered under a subject. */
+/**
+ * By id (which must be registered under its subject, as REST Proxy checks); else a version (or
+ * the latest) of a subject; else inline, registered under a subject.
+ */
 export type SchemaChoice =
-  | { readonly id: number }
+  | { readonly id: number; readonly subject: SubjectChoice }
   | { readonly subject: SubjectChoice; readonly version: number | 'latest' }
   | { readonly subject: SubjectChoice; readonly inline: InlineSchema };
 
@@ -134,7 +137,7 @@ export function parseSchemaPart(
   let schema: SchemaChoice;
   if (given('schema_id')) {
     for (const name of ['type', 'schema_version', 'schema']) without(input, at, name, 'schema_id');
-    schema = { id: positive(input.schema_id, `${at}.schema_id`, 0) };
+    schema = { id: positive(input.schema_id, `${at}.schema_id`, 0), subject };
   } else if (given('schema_version')) {
     for (const name of ['type', 'schema']) without(input, at, name, 'schema_version');
     const version = positive(input.schema_version, `${at}.schema_version`, 1);

@@ -107,7 +107,7 @@ const publish: Record<string, Schema> = {
       ['data'],
     ),
     description:
-      "Serialized with a schema from the registry (TALLY_SCHEMA_REGISTRY_URL), in Confluent's wire format: by schema_id; else schema_version of the subject; else an inline schema with its type; else the subject's latest version. The subject is `subject`, else the one subject_name_strategy names (TOPIC_NAME: <topic>-key / <topic>-value). A value its schema refuses is its record's 400; an id or subject the registry does not have, 42207; a registry that does not answer, 503 (retriable, nothing sent). Without a registry every such key or value is REST Proxy's 422 'Error: 42206 : …'.",
+      "Serialized with a schema from the registry (TALLY_SCHEMA_REGISTRY_URL), in Confluent's wire format: by schema_id (which must be registered under the subject, as REST Proxy checks); else schema_version of the subject; else an inline schema with its type; else the subject's latest version. The subject is `subject`, else the one subject_name_strategy names (TOPIC_NAME: <topic>-key / <topic>-value). A value its schema refuses is its record's 400; an id or subject the registry does not have, or an id not registered under the subject, 42207; a registry that does not answer, 503 (retriable, nothing sent). Without a registry every such key or value is REST Proxy's 422 'Error: 42206 : …'.",
   },
   RecordHeader: {
     ...closed({ name: { type: 'string', minLength: 1 }, value: nullable(str) }, ['name']),

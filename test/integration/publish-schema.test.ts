@@ -270,6 +270,33 @@ describe('v3 produce with schemas (Avro, Protobuf, JSON Schema) against a real r
     ]);
   });
 
+  it('refuses a schema_id not registered under its subject (42207, as REST Proxy checks), and takes it under the subject named', async () => {
+    const topic = await createTopic(admin, 1);
+    const own = await register(`${topic}-value`, ORDER_AVRO);
+    const elsewhere = `${uniqueName('orders')}-elsewhere`;
+    const foreign = await register(elsewhere, ORDER_AVRO.replace('"Order"', '"ForeignOrder"'));
+    const response = await produce(topic, [
+      { value: { schema_id: foreign, data: { id: 'f1', quantity: 1 } } },
+      { value: { schema_id: foreign, subject: elsewhere, data: { id: 'f2', quantity: 2 } } },
+      { value: { schema_id: own, data: { id: 'f3', quantity: 3 } } },
+      { value: { schema_id: own, subject: elsewhere, data: { id: 'f4', quantity: 4 } } },
+    ]);
+    expect(response.statusCode, response.body).toBe(200);
+    const lines = reportLines(response);
+    expect(lines.map((l) => l.error_code)).toEqual([42207, 200, 200, 42207]);
+    expect(lines[0]).toMatchObject({ outcome: 'REJECTED', retriable: false });
+    expect(lines[0]?.message).toContain(
+      `value.schema_id: schema ${foreign} is not registered under subject ${topic}-value`,
+    );
+    expect(lines[3]?.message).toContain(`not registered under subject ${elsewhere}`);
+    expect(lines.filter((l) => l.error_code === 200).map((l) => l.seq)).toEqual([1, 2]);
+    const read = await decodedBySeq(topic, 2);
+    expect(read.map((r) => plain(r.value))).toEqual([
+      { id: 'f2', quantity: 2 },
+      { id: 'f3', quantity: 3 },
+    ]);
+  });
+
   it("applies the topic's max.message.bytes to the encoded bytes", async () => {
     const topic = await createTopic(admin, 1, { 'max.message.bytes': '4096' });
     const id = await register(`${topic}-value`, ORDER_AVRO);

@@ -26,7 +26,16 @@ const part = (schema: SchemaPart['schema'], role: 'key' | 'value' = 'value'): Sc
 
 describe('referenceOf', () => {
   it('names the subject from the topic for TOPIC_NAME, and passes the other strategies on', () => {
-    expect(referenceOf(part({ id: 4 }), 'orders')).toEqual({ kind: 'id', id: 4 });
+    expect(referenceOf(part({ id: 4, subject: { strategy: 'TOPIC_NAME' } }), 'orders')).toEqual({
+      kind: 'id',
+      id: 4,
+      subject: { strategy: 'TOPIC_NAME', topic: 'orders', part: 'value' },
+    });
+    expect(referenceOf(part({ id: 4, subject: { subject: 's' } }), 'orders')).toEqual({
+      kind: 'id',
+      id: 4,
+      subject: 's',
+    });
     expect(
       referenceOf(
         part({ subject: { strategy: 'TOPIC_NAME' }, version: 'latest' }, 'key'),
@@ -57,7 +66,8 @@ describe('createRecordEncoder', () => {
     serialize: () => Promise.reject(error),
     encode: () => Promise.reject(error),
   });
-  const codeOf = async (error: Error, schema: SchemaPart['schema'] = { id: 1 }) =>
+  const byId: SchemaPart['schema'] = { id: 1, subject: { strategy: 'TOPIC_NAME' } };
+  const codeOf = async (error: Error, schema: SchemaPart['schema'] = byId) =>
     createRecordEncoder(failingWith(error))
       .encode(part(schema), 't')
       .catch((e: unknown) => e);
@@ -67,7 +77,7 @@ describe('createRecordEncoder', () => {
       serialize: () => Promise.reject(new Error('not used')),
       encode: async () => ({ bytes: Buffer.from([0, 0, 0, 0, 9]), type: 'JSON', id: 9 }),
     };
-    expect(await createRecordEncoder(serializer).encode(part({ id: 9 }), 't')).toEqual({
+    expect(await createRecordEncoder(serializer).encode(part(byId), 't')).toEqual({
       bytes: Buffer.from([0, 0, 0, 0, 9]),
       type: 'JSONSCHEMA',
       schemaId: 9,

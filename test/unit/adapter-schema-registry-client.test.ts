@@ -81,6 +81,21 @@ describe('schema registry client (Confluent API)', () => {
     expect(JSON.parse(requests[0]?.body ?? '')).toEqual({ schemaType: 'JSON', schema: '{}' });
   });
 
+  it("finds a schema's version under a subject with POST /subjects/{subject}", async () => {
+    const { fetch, requests } = scriptedFetch([
+      { status: 200, body: { subject: 'orders-value', id: 4, version: 2, schema: '{}' } },
+      { status: 404, body: { error_code: 40403, message: 'Schema not found' } },
+    ]);
+    const client = createSchemaRegistryClient({ url: 'http://r', fetch });
+    expect(await client.versionUnder('orders-value', 'JSON', '{}', 'value.schema_id')).toBe(2);
+    expect(requests[0]).toMatchObject({ method: 'POST', url: 'http://r/subjects/orders-value' });
+    expect(JSON.parse(requests[0]?.body ?? '')).toEqual({ schemaType: 'JSON', schema: '{}' });
+    expect(
+      await rejection(client.versionUnder('a/b', 'AVRO', '"string"', 'value.schema_id')),
+    ).toMatchObject({ name: 'SchemaNotFoundError', errorCode: 40403, field: 'value.schema_id' });
+    expect(requests[1]?.url).toBe('http://r/subjects/a%2Fb');
+  });
+
   it.each([
     [
       { status: 404, body: { error_code: 40403, message: 'Schema not found' } },

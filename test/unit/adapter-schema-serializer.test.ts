@@ -80,6 +80,16 @@ function fakeRegistry() {
       calls.push(`register ${subject}`);
       return add(subject, type, schema);
     },
+    async versionUnder(subject, type, schema, field) {
+      calls.push(`version under ${subject}`);
+      const versions = subjects.get(subject);
+      const id = [...schemas.values()].find((s) => s.type === type && s.schema === schema)?.id;
+      const index = id === undefined ? -1 : (versions?.indexOf(id) ?? -1);
+      if (versions === undefined)
+        throw new SchemaNotFoundError(`no ${subject}`, { field, errorCode: 40401 });
+      if (index < 0) throw new SchemaNotFoundError('no such schema', { field, errorCode: 40403 });
+      return index + 1;
+    },
   };
   return { client, add, calls };
 }
@@ -327,6 +337,40 @@ describe('schema serializer: resolving and caching', () => {
     registry.add('s', 'JSON', ORDER_JSON);
     await serializer.serialize({ kind: 'id', id: 1 }, { id: 'x' }, 'value');
     expect(registry.calls).toEqual(['id 1', 'id 1']);
+  });
+
+  it("checks that an id is registered under its subject, once per subject and id (REST Proxy's getSchemaFromSchemaId)", async () => {
+    const registry = fakeRegistry();
+    const id = registry.add('orders-value', 'AVRO', ORDER_AVRO);
+    registry.add('other-value', 'JSON', ORDER_JSON);
+    const serializer = createSchemaSerializer({ registry: registry.client });
+    const value = { id: 'o', quantity: 1, note: null };
+    const byTopic = { strategy: 'TOPIC_NAME', topic: 'orders', part: 'value' } as const;
+    for (let i = 0; i < 3; i++)
+      await serializer.serialize({ kind: 'id', id, subject: byTopic }, value, 'value');
+    await serializer.serialize({ kind: 'id', id, subject: 'orders-value' }, value, 'value');
+    expect(registry.calls).toEqual(['id 1', 'version under orders-value']);
+
+    // Under another topic's subject, a subject the registry does not have, and RECORD_NAME's.
+    for (const [subject, errorCode, named] of [
+      [{ ...byTopic, topic: 'other' }, 40403, 'other-value'],
+      ['nowhere', 40401, 'nowhere'],
+      [{ ...byTopic, strategy: 'RECORD_NAME' }, 40401, 'shop.Order'],
+    ] as const) {
+      const error = await rejection(
+        serializer.serialize({ kind: 'id', id, subject }, value, 'records[2].value'),
+      );
+      expect(error).toMatchObject({
+        name: 'SchemaNotFoundError',
+        field: 'records[2].value.schema_id',
+        errorCode,
+        message: `records[2].value.schema_id: schema ${id} is not registered under subject ${named}`,
+      });
+    }
+    // A refusal is not cached: registered there since, the id goes.
+    registry.add('nowhere', 'AVRO', ORDER_AVRO);
+    await serializer.serialize({ kind: 'id', id, subject: 'nowhere' }, value, 'value');
+    expect(registry.calls.filter((c) => c === 'version under nowhere')).toHaveLength(2);
   });
 
   it('refuses schemas it cannot use, naming why', async () => {

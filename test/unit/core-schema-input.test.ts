@@ -44,7 +44,7 @@ function refusal(value: unknown, field: string, where = ''): InvalidInputError {
 describe('schema fields of a key or value', () => {
   it('reads each way of choosing a schema into a pending part, naming where it sits', () => {
     expect(pending({ schema_id: 7, data: { a: 1 } })).toEqual({
-      schema: { id: 7 },
+      schema: { id: 7, subject: { strategy: 'TOPIC_NAME' } },
       data: { a: 1 },
       field: 'value',
       role: 'value',
@@ -81,8 +81,15 @@ describe('schema fields of a key or value', () => {
       subject: { subject: 'x' },
       inline: { type: 'JSONSCHEMA', text: '{}' },
     });
-    // A schema_id with a subject or strategy is REST Proxy's too (the id decides).
-    expect(pending({ schema_id: 1, subject: 's', data: 1 }).schema).toEqual({ id: 1 });
+    // A schema_id with a subject or strategy is REST Proxy's too: the id decides the schema,
+    // and must be registered under that subject.
+    expect(pending({ schema_id: 1, subject: 's', data: 1 }).schema).toEqual({
+      id: 1,
+      subject: { subject: 's' },
+    });
+    expect(pending({ schema_id: 1, subject_name_strategy: 'RECORD_NAME', data: 1 }).schema).toEqual(
+      { id: 1, subject: { strategy: 'RECORD_NAME' } },
+    );
     // Data null is a Kafka null, still resolved against its schema.
     expect(pending({ schema_id: 1, data: null }).data).toBeNull();
   });

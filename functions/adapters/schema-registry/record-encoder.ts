@@ -2,7 +2,7 @@
 // (core/schema-input.ts) becomes its bytes in the wire format, and what went wrong becomes the
 // error REST Proxy answers for it (kafka-rest SchemaManagerImpl, SchemaRecordSerializerImpl,
 // Errors): a value its schema refuses is 400; a schema id or subject the registry does not have,
-// or an inline schema it will not register, is 42207 ("Error serializing message", 422); a
+// an id not registered under its subject, or an inline schema it will not register, is 42207 ("Error serializing message", 422); a
 // version the subject does not have is 400; an inline schema that does not parse is 42205. A
 // registry that does not answer stays a retriable 503 (REST Proxy: 42207), nothing sent.
 import { InvalidInputError, type TallyError, UnprocessableInputError } from '../../core/errors.js';
@@ -22,6 +22,7 @@ import {
 import { createSchemaRegistryClient, type SchemaRegistryClientOptions } from './registry-client.js';
 import {
   createSchemaSerializer,
+  type InlineSubject,
   type SchemaReference,
   type SchemaSerializer,
 } from './serializer.js';
@@ -44,20 +45,21 @@ const REST_PROXY_TYPE: Record<SchemaType, SchemaDataType> = {
 
 export function referenceOf(part: SchemaPart, topic: string): SchemaReference {
   const { schema, role } = part;
-  if ('id' in schema) return { kind: 'id', id: schema.id };
+  const subject: InlineSubject =
+    'subject' in schema.subject
+      ? schema.subject.subject
+      : { strategy: schema.subject.strategy, topic, part: role };
+  if ('id' in schema) return { kind: 'id', id: schema.id, subject };
   if ('version' in schema) {
     // Only TOPIC_NAME reaches here without a subject (the parser refuses the others).
-    const subject = 'subject' in schema.subject ? schema.subject.subject : `${topic}-${role}`;
-    return { kind: 'subject', subject, version: schema.version };
+    const named = typeof subject === 'string' ? subject : `${topic}-${role}`;
+    return { kind: 'subject', subject: named, version: schema.version };
   }
   return {
     kind: 'inline',
     type: REGISTRY_TYPE[schema.inline.type],
     schema: schema.inline.text,
-    subject:
-      'subject' in schema.subject
-        ? schema.subject.subject
-        : { strategy: schema.subject.strategy, topic, part: role },
+    subject,
   };
 }
 

@@ -25,6 +25,11 @@ export interface SchemaRegistryClient {
   ): Promise<RegisteredSchema>;
   /** Registers the schema under the subject (or finds it there); returns its id. */
   register(subject: string, type: SchemaType, schema: string, field: string): Promise<number>;
+  /**
+   * The version the schema has under the subject (the Confluent API's lookup, POST
+   * /subjects/{subject}); a SchemaNotFoundError when it is not registered there.
+   */
+  versionUnder(subject: string, type: SchemaType, schema: string, field: string): Promise<number>;
 }
 
 export interface SchemaRegistryClientOptions {
@@ -146,6 +151,19 @@ export function createSchemaRegistryClient(
         );
       }
       return answer.id;
+    },
+    async versionUnder(subject, type, schema, field) {
+      const answer = await call(`/subjects/${encodeURIComponent(subject)}`, field, {
+        schemaType: type,
+        schema,
+      });
+      if (typeof answer.version !== 'number') {
+        throw new SchemaRegistryUnavailableError(
+          'the schema registry found the schema under its subject but named no version',
+          { field },
+        );
+      }
+      return answer.version;
     },
   };
 }

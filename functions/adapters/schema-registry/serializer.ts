@@ -1,10 +1,17 @@
 // Serializes a record's key or value with its schema in Confluent's wire format: the schema is
-// resolved by id, by subject (a version, or the latest), or given inline (registered under its
-// subject), the value is checked against it before anything is encoded, and what the registry
-// said is cached for the container's life (the latest version of a subject for `latestTtlMs`).
+// resolved by id (and, given a subject, checked to be registered under it, as REST Proxy's
+// getSchemaFromSchemaId does), by subject (a version, or the latest), or given inline
+// (registered under its subject), the value is checked against it before anything is encoded,
+// and what the registry said is cached for the container's life (the latest version of a
+// subject for `latestTtlMs`).
 import { avroCodec } from './avro-codec.js';
 import { type Codec, compileOrRefuse, type SchemaType } from './codec.js';
-import { SchemaRefusedError, SchemaValidationError, UnsupportedSchemaError } from './errors.js';
+import {
+  SchemaNotFoundError,
+  SchemaRefusedError,
+  SchemaValidationError,
+  UnsupportedSchemaError,
+} from './errors.js';
 import { jsonCodec } from './json-codec.js';
 import { protobufCodec } from './protobuf-codec.js';
 import type { RegisteredSchema, SchemaRegistryClient } from './registry-client.js';
@@ -20,7 +27,8 @@ export type InlineSubject =
     };
 
 export type SchemaReference =
-  | { readonly kind: 'id'; readonly id: number }
+  /** With a subject, the id must be registered under it (42207 at REST Proxy if not). */
+  | { readonly kind: 'id'; readonly id: number; readonly subject?: InlineSubject }
   | { readonly kind: 'subject'; readonly subject: string; readonly version: number | 'latest' }
   | {
       readonly kind: 'inline';
@@ -62,6 +70,12 @@ interface Resolved {
   readonly codec: Codec;
 }
 
+/** A schema as the registry gave it, compiled. */
+interface Known {
+  readonly codec: Codec;
+  readonly schema: string;
+}
+
 const COMPILERS: Record<SchemaType, (schema: string) => Codec> = {
   AVRO: avroCodec,
   PROTOBUF: protobufCodec,
@@ -73,10 +87,12 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
   const now = options.now ?? Date.now;
   const latestTtlMs = options.latestTtlMs ?? 30_000;
   const maxEntries = options.maxEntries ?? 1000;
-  const byId = new Map<number, Promise<Codec>>();
+  const byId = new Map<number, Promise<Known>>();
   const bySubject = new Map<string, { resolved: Promise<Resolved>; until: number }>();
   const inlineCodecs = new Map<string, Codec>();
   const inlineIds = new Map<string, Promise<number>>();
+  /** `subject\0id` → the id's version under the subject: asked once per container. */
+  const versionsUnder = new Map<string, Promise<number>>();
 
   /** A cached promise, dropped again if it rejects so that the next call asks afresh. */
   function remember<K, V>(cache: Map<K, V>, key: K, value: V, settled: Promise<unknown>): void {
@@ -99,12 +115,55 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     return compileOrRefuse(schema.type, what, () => COMPILERS[schema.type](schema.schema));
   }
 
-  function codecById(id: number, field: string): Promise<Codec> {
+  function knownById(id: number, field: string): Promise<Known> {
     const cached = byId.get(id);
     if (cached) return cached;
-    const codec = registry.schemaById(id, field).then((schema) => compile(schema, `schema ${id}`));
-    remember(byId, id, codec, codec);
-    return codec;
+    const known = registry
+      .schemaById(id, field)
+      .then((schema) => ({ codec: compile(schema, `schema ${id}`), schema: schema.schema }));
+    remember(byId, id, known, known);
+    return known;
+  }
+
+  /** The subject the id must be registered under, named as its strategy names it. */
+  function subjectOf(subject: InlineSubject, codec: Codec, at: string): string {
+    const named =
+      typeof subject === 'string'
+        ? subject
+        : subjectName(subject.strategy, subject.topic, subject.part, codec.recordName);
+    if (named === undefined) {
+      const field = `${at}.subject_name_strategy`;
+      throw new SchemaRefusedError(`${field}: the schema names no record to name a subject by`, {
+        field,
+      });
+    }
+    return named;
+  }
+
+  /** Refuses an id that is not registered under its subject (REST Proxy: 42207). */
+  async function checkRegisteredUnder(
+    id: number,
+    subject: InlineSubject,
+    known: Known,
+    at: string,
+  ): Promise<void> {
+    const named = subjectOf(subject, known.codec, at);
+    const key = `${named}\u0000${id}`;
+    let version = versionsUnder.get(key);
+    if (version === undefined) {
+      const field = `${at}.schema_id`;
+      version = registry
+        .versionUnder(named, known.codec.type, known.schema, field)
+        .catch((error: unknown) => {
+          if (!(error instanceof SchemaNotFoundError)) throw error;
+          throw new SchemaNotFoundError(
+            `${field}: schema ${id} is not registered under subject ${named}`,
+            { cause: error, field, errorCode: error.errorCode },
+          );
+        });
+      remember(versionsUnder, key, version, version);
+    }
+    await version;
   }
 
   function bySubjectVersion(
@@ -117,8 +176,10 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     if (cached && cached.until > now()) return cached.resolved;
     const resolved = registry.subjectVersion(subject, version, field).then((schema) => {
       const codec = compile(schema, `subject ${subject} version ${version}`);
-      if (!byId.has(schema.id))
-        remember(byId, schema.id, Promise.resolve(codec), Promise.resolve());
+      if (!byId.has(schema.id)) {
+        const known = Promise.resolve({ codec, schema: schema.schema });
+        remember(byId, schema.id, known, known);
+      }
       return { id: schema.id, codec };
     });
     const until = version === 'latest' ? now() + latestTtlMs : Number.POSITIVE_INFINITY;
@@ -143,21 +204,7 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     const key = JSON.stringify([reference.type, reference.schema, reference.subject]);
     const cached = inlineIds.get(key);
     if (cached) return cached;
-    const subject =
-      typeof reference.subject === 'string'
-        ? reference.subject
-        : subjectName(
-            reference.subject.strategy,
-            reference.subject.topic,
-            reference.subject.part,
-            codec.recordName,
-          );
-    if (subject === undefined) {
-      const field = `${at}.subject_name_strategy`;
-      throw new SchemaRefusedError(`${field}: the schema names no record to name a subject by`, {
-        field,
-      });
-    }
+    const subject = subjectOf(reference.subject, codec, at);
     const id = registry.register(subject, reference.type, reference.schema, `${at}.schema`);
     remember(inlineIds, key, id, id);
     return id;
@@ -168,7 +215,10 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     at: string,
   ): Promise<Resolved> {
     if (reference.kind === 'id') {
-      return { id: reference.id, codec: await codecById(reference.id, `${at}.schema_id`) };
+      const known = await knownById(reference.id, `${at}.schema_id`);
+      if (reference.subject !== undefined)
+        await checkRegisteredUnder(reference.id, reference.subject, known, at);
+      return { id: reference.id, codec: known.codec };
     }
     return bySubjectVersion(reference.subject, reference.version, `${at}.subject`);
   }
