@@ -21,6 +21,9 @@ describe('log lines of an invocation', () => {
   afterEach(() => {
     vi.restoreAllMocks();
     vi.unstubAllEnvs();
+    // Unit files share a worker's modules (isolate: false): a log.js that failed to load, or
+    // loaded at another level, must not be what the next file imports.
+    vi.resetModules();
   });
 
   it('carry the request id, the Lambda context and, for a task, its execution; then reset', async () => {
