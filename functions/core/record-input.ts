@@ -31,6 +31,9 @@ export interface RecordData {
   readonly bytes: Buffer | null;
   /** The registry's id of the schema it was serialized with. */
   readonly schemaId?: number;
+  /** The subject of that schema, and its version there (REST Proxy's report has both). */
+  readonly subject?: string;
+  readonly schemaVersion?: number;
 }
 
 export interface RecordHeader {

@@ -14,10 +14,17 @@ export interface ProduceReport {
 function dataSummary(data: RecordData | undefined) {
   if (data === undefined) return undefined;
   const size = data.bytes === null ? -1 : data.bytes.length;
-  // REST Proxy reports the schema a key or value was serialized with (ProduceAction).
+  // REST Proxy reports the schema a key or value was serialized with, in ProduceResponseData's
+  // order: type, subject, schema_id, schema_version, size (each left out when absent).
   return data.schemaId === undefined
     ? { type: data.type, size }
-    : { type: data.type, schema_id: data.schemaId, size };
+    : {
+        type: data.type,
+        ...(data.subject !== undefined && { subject: data.subject }),
+        schema_id: data.schemaId,
+        ...(data.schemaVersion !== undefined && { schema_version: data.schemaVersion }),
+        size,
+      };
 }
 
 export function errorReport(error: TallyError): ProduceReport {
@@ -178,6 +185,8 @@ function jsonNumber(n: number): string {
 }
 
 function dataJson(data: RecordData): string {
+  const subject = data.subject === undefined ? '' : `,"subject":${JSON.stringify(data.subject)}`;
   const schemaId = data.schemaId === undefined ? '' : `,"schema_id":${data.schemaId}`;
-  return `{"type":${JSON.stringify(data.type)}${schemaId},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
+  const version = data.schemaVersion === undefined ? '' : `,"schema_version":${data.schemaVersion}`;
+  return `{"type":${JSON.stringify(data.type)}${subject}${schemaId}${version},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
 }

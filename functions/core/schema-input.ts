@@ -47,11 +47,16 @@ export interface SchemaPart {
   readonly role: 'key' | 'value';
 }
 
-/** What the registry made of a part: its bytes in the wire format (null: Kafka null), type, id. */
+/**
+ * What the registry made of a part: its bytes in the wire format (null: Kafka null), type, id,
+ * and the subject with the schema's version under it when known (REST Proxy reports both).
+ */
 export interface EncodedPart {
   readonly bytes: Buffer | null;
   readonly type: SchemaDataType;
   readonly schemaId: number;
+  readonly subject?: string;
+  readonly schemaVersion?: number;
 }
 
 /** The port: serializes one part for `topic`; rejects with a TallyError naming the field. */
@@ -194,8 +199,14 @@ export async function encodeSchemaParts(
   const port = await encoder();
   const encode = async (part: RecordData | SchemaPart | undefined) => {
     if (!isSchemaPart(part)) return part;
-    const { bytes, type, schemaId } = await port.encode(part, topic);
-    return { type, bytes, schemaId } satisfies RecordData;
+    const { bytes, type, schemaId, subject, schemaVersion } = await port.encode(part, topic);
+    return {
+      type,
+      bytes,
+      schemaId,
+      ...(subject !== undefined && { subject }),
+      ...(schemaVersion !== undefined && { schemaVersion }),
+    } satisfies RecordData;
   };
   // In order, one record after another, as REST Proxy serializes them: a record may ask for the
   // latest version of a subject that an earlier record's inline schema registers.

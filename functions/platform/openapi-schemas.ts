@@ -133,7 +133,13 @@ const publish: Record<string, Schema> = {
   DataSummary: closed(
     {
       type: { enum: ['BINARY', 'STRING', 'JSON', 'AVRO', 'PROTOBUF', 'JSONSCHEMA'] },
+      subject: { type: 'string', description: "the schema's subject (REST Proxy's report)" },
       schema_id: { ...nonNegative, description: 'the schema it was serialized with' },
+      schema_version: {
+        type: 'integer',
+        minimum: 1,
+        description: "the schema's version under the subject",
+      },
       size: int,
     },
     ['type', 'size'],

@@ -132,7 +132,17 @@ describe('v3 produce with schemas (Avro, Protobuf, JSON Schema) against a real r
     const lines = reportLines(response);
     expect(lines.map((l) => l.error_code)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(lines.map((l) => l.seq)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(lines[0]).toMatchObject({ value: { type: 'AVRO', schema_id: id } });
+    // Each value's report names its subject, id and version there, as REST Proxy's does.
+    expect(lines[0]?.value).toEqual({
+      type: 'AVRO',
+      subject: `${topic}-value`,
+      schema_id: id,
+      schema_version: 1,
+      size: expect.any(Number),
+    });
+    expect(lines[1]).toMatchObject({ value: { subject: other, schema_id: id, schema_version: 1 } });
+    expect(lines[2]).toMatchObject({ value: { subject: other, schema_version: 1 } });
+    expect(lines[3]).toMatchObject({ value: { subject: `${topic}-value`, schema_version: 1 } });
     // The inline schema was registered under its record name (RecordNameStrategy).
     const inline = await registryCall(
       registry.url,
@@ -140,7 +150,13 @@ describe('v3 produce with schemas (Avro, Protobuf, JSON Schema) against a real r
       `/subjects/${ns}.InlineOrder/versions/latest`,
     );
     expect(inline.status).toBe(200);
-    expect(lines[5]).toMatchObject({ value: { schema_id: (inline.body as { id: number }).id } });
+    expect(lines[5]).toMatchObject({
+      value: {
+        subject: `${ns}.InlineOrder`,
+        schema_id: (inline.body as { id: number }).id,
+        schema_version: 1,
+      },
+    });
 
     const read = await decodedBySeq(topic, 6);
     expect(read.map((r) => plain(r.value))).toEqual(

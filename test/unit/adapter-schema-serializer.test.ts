@@ -71,10 +71,11 @@ function fakeRegistry() {
     async subjectVersion(subject, version, field) {
       calls.push(`subject ${subject} ${version}`);
       const versions = subjects.get(subject) ?? [];
-      const id = version === 'latest' ? versions.at(-1) : versions[version - 1];
+      const at = version === 'latest' ? versions.length : version;
+      const id = versions[at - 1];
       const schema = id === undefined ? undefined : schemas.get(id);
       if (!schema) throw new SchemaNotFoundError(`no ${subject}`, { field, errorCode: 40401 });
-      return schema;
+      return { ...schema, version: at };
     },
     async register(subject, type, schema) {
       calls.push(`register ${subject}`);
@@ -300,12 +301,42 @@ describe('schema serializer: resolving and caching', () => {
       value,
       'value',
     );
-    expect(registry.calls).toEqual([
-      'register orders-value',
-      'register orders-key',
-      'register shop.Order',
-      'register orders-shop.Order',
-    ]);
+    // Each registered once, then asked its version there (REST Proxy's getVersion after register).
+    expect(registry.calls).toEqual(
+      ['orders-value', 'orders-key', 'shop.Order', 'orders-shop.Order'].flatMap((subject) => [
+        `register ${subject}`,
+        `version under ${subject}`,
+      ]),
+    );
+    expect(await serializer.encode(inline('orders-value'), value, 'value')).toMatchObject({
+      type: 'AVRO',
+      id: 1,
+      subject: 'orders-value',
+      version: 1,
+    });
+  });
+
+  it('names the subject and the version under it for each way of choosing a schema', async () => {
+    const registry = fakeRegistry();
+    registry.add('orders-value', 'JSON', JSON.stringify({ type: 'object' }));
+    const id = registry.add('orders-value', 'JSON', ORDER_JSON);
+    const serializer = createSchemaSerializer({ registry: registry.client });
+    const byTopic = { strategy: 'TOPIC_NAME', topic: 'orders', part: 'value' } as const;
+    for (const reference of [
+      { kind: 'id', id, subject: byTopic },
+      { kind: 'subject', subject: 'orders-value', version: 'latest' },
+      { kind: 'subject', subject: 'orders-value', version: 2 },
+    ] as const) {
+      expect(await serializer.encode(reference, { id: 'x' }, 'value')).toMatchObject({
+        id,
+        subject: 'orders-value',
+        version: 2,
+      });
+    }
+    // An id with no subject to check it against (a direct caller): neither is named.
+    const bare = await serializer.encode({ kind: 'id', id }, { id: 'x' }, 'value');
+    expect(bare).not.toHaveProperty('subject');
+    expect(bare).not.toHaveProperty('version');
   });
 
   it('checks an inline value before registering: a mismatch registers nothing', async () => {
@@ -314,7 +345,7 @@ describe('schema serializer: resolving and caching', () => {
     expect(error).toMatchObject({ field: 'records[3].value.data.id' });
     expect(registry.calls).toEqual([]);
     await serializer.serialize(reference, { id: 'x' }, 'records[4].value');
-    expect(registry.calls).toEqual(['register s']);
+    expect(registry.calls).toEqual(['register s', 'version under s']);
   });
 
   it('refuses RECORD_NAME for a schema that names no record', async () => {

@@ -146,7 +146,32 @@ describe('batchResponseBody', () => {
     { ...input, key: undefined, value: undefined },
     { ...input, key: data('BINARY', null), value: data('STRING', 'é ✓') },
     { ...input, value: data('JSON', null) },
+    // Schema-serialized: REST Proxy's type, subject, schema_id, schema_version; or the id alone.
+    {
+      ...input,
+      key: { type: 'AVRO', bytes: Buffer.from([0, 0, 0, 0, 3]), schemaId: 3 },
+      value: {
+        type: 'PROTOBUF',
+        bytes: Buffer.from([0, 0, 0, 0, 4, 8]),
+        schemaId: 4,
+        subject: 'orders-"value"\u2028',
+        schemaVersion: 2,
+      },
+    },
   ];
+
+  it("reports a schema record's subject, id and version in REST Proxy's order", () => {
+    const record = published({ status: 'ACKED', partition: 0, offset: '1' }, inputs[5]);
+    const report = recordReport(CLUSTER, resultOf(record), record);
+    expect(report.key).toEqual({ type: 'AVRO', schema_id: 3, size: 5 });
+    expect(Object.entries(report.value as object)).toEqual([
+      ['type', 'PROTOBUF'],
+      ['subject', 'orders-"value"\u2028'],
+      ['schema_id', 4],
+      ['schema_version', 2],
+      ['size', 6],
+    ]);
+  });
 
   it('writes exactly the text the report objects made, for every kind of entry', () => {
     const results: RecordResult[] = [];

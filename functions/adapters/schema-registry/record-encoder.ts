@@ -93,12 +93,18 @@ export function createRecordEncoder(serializer: SchemaSerializer): SchemaEncoder
   return {
     async encode(part, topic): Promise<EncodedPart> {
       try {
-        const { bytes, type, id } = await serializer.encode(
+        const { bytes, type, id, subject, version } = await serializer.encode(
           referenceOf(part, topic),
           part.data,
           part.field,
         );
-        return { bytes, type: REST_PROXY_TYPE[type], schemaId: id };
+        return {
+          bytes,
+          type: REST_PROXY_TYPE[type],
+          schemaId: id,
+          ...(subject !== undefined && { subject }),
+          ...(version !== undefined && { schemaVersion: version }),
+        };
       } catch (error) {
         throw restProxyError(error, part);
       }

@@ -12,6 +12,8 @@ export interface RegisteredSchema {
   readonly id: number;
   readonly type: SchemaType;
   readonly schema: string;
+  /** Its version under the subject it was asked for by (GET /subjects/…/versions/…). */
+  readonly version?: number;
   /** Other schemas this one imports; Tally does not resolve them. */
   readonly hasReferences: boolean;
 }
@@ -125,6 +127,7 @@ export function createSchemaRegistryClient(
       id,
       type: type as SchemaType,
       schema: answer.schema,
+      ...(typeof answer.version === 'number' && { version: answer.version }),
       hasReferences: references.length > 0,
     };
   }

@@ -54,6 +54,9 @@ export interface SerializedPart {
   readonly bytes: Buffer | null;
   readonly type: SchemaType;
   readonly id: number;
+  /** The subject and the schema's version under it (REST Proxy's report), when known. */
+  readonly subject?: string;
+  readonly version?: number;
 }
 
 export interface SchemaSerializerOptions {
@@ -68,6 +71,8 @@ export interface SchemaSerializerOptions {
 interface Resolved {
   readonly id: number;
   readonly codec: Codec;
+  readonly subject?: string;
+  readonly version?: number;
 }
 
 /** A schema as the registry gave it, compiled. */
@@ -90,7 +95,7 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
   const byId = new Map<number, Promise<Known>>();
   const bySubject = new Map<string, { resolved: Promise<Resolved>; until: number }>();
   const inlineCodecs = new Map<string, Codec>();
-  const inlineIds = new Map<string, Promise<number>>();
+  const inlineIds = new Map<string, Promise<{ id: number; subject: string; version: number }>>();
   /** `subject\0id` → the id's version under the subject: asked once per container. */
   const versionsUnder = new Map<string, Promise<number>>();
 
@@ -140,13 +145,16 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     return named;
   }
 
-  /** Refuses an id that is not registered under its subject (REST Proxy: 42207). */
+  /**
+   * Refuses an id that is not registered under its subject (REST Proxy: 42207); the subject and
+   * the id's version under it otherwise.
+   */
   async function checkRegisteredUnder(
     id: number,
     subject: InlineSubject,
     known: Known,
     at: string,
-  ): Promise<void> {
+  ): Promise<{ subject: string; version: number }> {
     const named = subjectOf(subject, known.codec, at);
     const key = `${named}\u0000${id}`;
     let version = versionsUnder.get(key);
@@ -163,7 +171,7 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
         });
       remember(versionsUnder, key, version, version);
     }
-    await version;
+    return { subject: named, version: await version };
   }
 
   function bySubjectVersion(
@@ -180,7 +188,12 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
         const known = Promise.resolve({ codec, schema: schema.schema });
         remember(byId, schema.id, known, known);
       }
-      return { id: schema.id, codec };
+      return {
+        id: schema.id,
+        codec,
+        subject,
+        ...(schema.version !== undefined && { version: schema.version }),
+      };
     });
     const until = version === 'latest' ? now() + latestTtlMs : Number.POSITIVE_INFINITY;
     remember(bySubject, key, { resolved, until }, resolved);
@@ -199,15 +212,29 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     return codec;
   }
 
-  /** Registers an inline schema under its subject (once per container); returns its id. */
-  function inlineId(reference: Inline, codec: Codec, at: string): Promise<number> {
+  /**
+   * Registers an inline schema under its subject (once per container); its id, subject and
+   * version there (REST Proxy asks for the version after registering too).
+   */
+  function inlineId(
+    reference: Inline,
+    codec: Codec,
+    at: string,
+  ): Promise<{ id: number; subject: string; version: number }> {
     const key = JSON.stringify([reference.type, reference.schema, reference.subject]);
     const cached = inlineIds.get(key);
     if (cached) return cached;
     const subject = subjectOf(reference.subject, codec, at);
-    const id = registry.register(subject, reference.type, reference.schema, `${at}.schema`);
-    remember(inlineIds, key, id, id);
-    return id;
+    const field = `${at}.schema`;
+    const registered = registry
+      .register(subject, reference.type, reference.schema, field)
+      .then(async (id) => ({
+        id,
+        subject,
+        version: await registry.versionUnder(subject, reference.type, reference.schema, field),
+      }));
+    remember(inlineIds, key, registered, registered);
+    return registered;
   }
 
   async function resolve(
@@ -216,9 +243,9 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
   ): Promise<Resolved> {
     if (reference.kind === 'id') {
       const known = await knownById(reference.id, `${at}.schema_id`);
-      if (reference.subject !== undefined)
-        await checkRegisteredUnder(reference.id, reference.subject, known, at);
-      return { id: reference.id, codec: known.codec };
+      if (reference.subject === undefined) return { id: reference.id, codec: known.codec };
+      const under = await checkRegisteredUnder(reference.id, reference.subject, known, at);
+      return { id: reference.id, codec: known.codec, ...under };
     }
     return bySubjectVersion(reference.subject, reference.version, `${at}.subject`);
   }
@@ -241,14 +268,20 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
       // Checked before it is registered: a value that does not match registers nothing.
       const codec = inlineCodec(reference, at);
       const body = kafkaNull ? null : encode(codec, data, at, `the inline ${codec.type} schema`);
-      const id = await inlineId(reference, codec, at);
-      return { bytes: body && frame(id, body), type: codec.type, id };
+      const { id, subject, version } = await inlineId(reference, codec, at);
+      return { bytes: body && frame(id, body), type: codec.type, id, subject, version };
     }
-    const { id, codec } = await resolve(reference, at);
+    const { id, codec, subject, version } = await resolve(reference, at);
     const bytes = kafkaNull
       ? null
       : frame(id, encode(codec, data, at, `schema ${id}, ${codec.type}`));
-    return { bytes, type: codec.type, id };
+    return {
+      bytes,
+      type: codec.type,
+      id,
+      ...(subject !== undefined && { subject }),
+      ...(version !== undefined && { version }),
+    };
   }
 
   return {
