@@ -2,9 +2,10 @@
 // (core/schema-input.ts) becomes its bytes in the wire format, and what went wrong becomes the
 // error REST Proxy answers for it (kafka-rest SchemaManagerImpl, SchemaRecordSerializerImpl,
 // Errors): a value its schema refuses is 400; a schema id or subject the registry does not have,
-// an id not registered under its subject, or an inline schema it will not register, is 42207 ("Error serializing message", 422); a
-// version the subject does not have is 400; an inline schema that does not parse is 42205. A
-// registry that does not answer stays a retriable 503 (REST Proxy: 42207), nothing sent.
+// an id not registered under its subject, or an inline schema it will not register, is 42207
+// ("Error serializing message", 422); a version the subject does not have is 400; an inline
+// schema that does not parse is 42205. A registry that does not answer stays a retriable 503
+// (REST Proxy: 42207), nothing sent.
 import { InvalidInputError, type TallyError, UnprocessableInputError } from '../../core/errors.js';
 import type {
   EncodedPart,

@@ -132,6 +132,17 @@ export function createSchemaRegistryClient(
     };
   }
 
+  /** `answer[name]` when the registry gave a number there; else it answered nothing usable. */
+  function numberIn(answer: Record<string, unknown>, name: string, what: string, field: string) {
+    const value = answer[name];
+    if (typeof value !== 'number') {
+      throw new SchemaRegistryUnavailableError(`the schema registry ${what} but named no ${name}`, {
+        field,
+      });
+    }
+    return value;
+  }
+
   return {
     async schemaById(id, field) {
       return registered(await call(`/schemas/ids/${id}`, field), field, id);
@@ -143,30 +154,14 @@ export function createSchemaRegistryClient(
       );
     },
     async register(subject, type, schema, field) {
-      const answer = await call(`/subjects/${encodeURIComponent(subject)}/versions`, field, {
-        schemaType: type,
-        schema,
-      });
-      if (typeof answer.id !== 'number') {
-        throw new SchemaRegistryUnavailableError(
-          'the schema registry registered the schema but named no id',
-          { field },
-        );
-      }
-      return answer.id;
+      const path = `/subjects/${encodeURIComponent(subject)}/versions`;
+      const answer = await call(path, field, { schemaType: type, schema });
+      return numberIn(answer, 'id', 'registered the schema', field);
     },
     async versionUnder(subject, type, schema, field) {
-      const answer = await call(`/subjects/${encodeURIComponent(subject)}`, field, {
-        schemaType: type,
-        schema,
-      });
-      if (typeof answer.version !== 'number') {
-        throw new SchemaRegistryUnavailableError(
-          'the schema registry found the schema under its subject but named no version',
-          { field },
-        );
-      }
-      return answer.version;
+      const path = `/subjects/${encodeURIComponent(subject)}`;
+      const answer = await call(path, field, { schemaType: type, schema });
+      return numberIn(answer, 'version', 'found the schema under its subject', field);
     },
   };
 }
