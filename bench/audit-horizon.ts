@@ -12,7 +12,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { TopicLog } from '../functions/core/audit-state.js';
+import { TopicLog } from '../functions/core/audit/topic-log.js';
 import { DAY, MINUTE, type Plant, simulate } from '../test/helpers/audit-simulation.js';
 import { machineFacts, markdownTable, note, writeResults } from './harness.js';
 

@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { createLedger } from '../functions/adapters/dynamodb/ledger.js';
 import { createReceiptsStore } from '../functions/adapters/dynamodb/receipts-store.js';
-import type { RecordOutcome } from '../functions/core/outcomes.js';
+import type { RecordOutcome } from '../functions/core/shared/outcomes.js';
 import { createLocalTables, tableEnvironment } from '../infra/local/local-tables.js';
 import {
   benchStack,

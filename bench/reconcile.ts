@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { Kafka, logLevel } from 'kafkajs';
-import type { ReconcileReport } from '../functions/core/reconcile.js';
+import type { ReconcileReport } from '../functions/core/reconcile/reconciler.js';
 import type { ReconcileRuntime } from '../functions/reconcile/runtime.js';
 import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
 import { startLocalStack } from '../infra/local/stack.js';

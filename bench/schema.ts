@@ -8,7 +8,7 @@
 // alternate the columns so load on the machine falls on all alike. Prints JSON on stdout.
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
-import type { SchemaPart } from '../functions/core/schema-input.js';
+import type { SchemaPart } from '../functions/core/rest-proxy/schema-input.js';
 import { machineFacts, note } from './harness.js';
 
 const RECORDS = Number(process.env.BENCH_SCHEMA_RECORDS ?? 5000);

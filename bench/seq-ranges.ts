@@ -4,7 +4,7 @@
 //
 //   node --expose-gc --import tsx bench/seq-ranges.ts
 import { performance } from 'node:perf_hooks';
-import { SeqCounter, SeqRanges } from '../functions/core/seq-ranges.js';
+import { SeqCounter, SeqRanges } from '../functions/core/audit/seq-ranges.js';
 
 const TOTAL = 10_000_000;
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Kafka, logLevel } from 'kafkajs';
 import type { createLedger } from '../functions/adapters/dynamodb/ledger.js';
-import type { RecordOutcome } from '../functions/core/outcomes.js';
+import type { RecordOutcome } from '../functions/core/shared/outcomes.js';
 import { resolveKafkaJars } from '../infra/local/kafka-jars.js';
 import { localDynamoDbClient } from '../infra/local/local-tables.js';
 import { pool, ROOT } from './harness.js';

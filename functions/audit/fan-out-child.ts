@@ -1,5 +1,5 @@
 // One child of the fan-out audit: reads its partitions into its slice until its deadline.
-import { type SliceSummary, scanSlice } from '../core/audit-slice.js';
+import { type SliceSummary, scanSlice } from '../core/audit/scan-slice.js';
 import { taskHandler } from '../platform/task.js';
 import { parseChildInput } from './fan-out-input.js';
 import { fanOutRuntime } from './fan-out-runtime.js';

@@ -1,6 +1,6 @@
 // The fan-out audit's first task: the topic's partitions in groups, one child each.
-import { type PartitionGroup, partitionGroups } from '../core/audit-merge.js';
-import { InvalidInputError } from '../core/errors.js';
+import { type PartitionGroup, partitionGroups } from '../core/audit/merge-slices.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 import { taskHandler } from '../platform/task.js';
 import { parsePlanInput } from './fan-out-input.js';
 import { fanOutRuntime } from './fan-out-runtime.js';

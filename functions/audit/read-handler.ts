@@ -1,8 +1,8 @@
 // GET /v3/clusters/{cluster_id}/audits/{audit_id} — a stored audit report, as JSON or (with
 // `?format=html` or `Accept: text/html`) as a page with a chart and the findings by layer.
 
-import { renderAuditHtml } from '../core/audit-html.js';
-import { NotFoundError } from '../core/errors.js';
+import { renderAuditHtml } from '../core/audit/render-html.js';
+import { NotFoundError } from '../core/shared/errors.js';
 import { header, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
 import { auditReadRuntime } from './read-runtime.js';
 

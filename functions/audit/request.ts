@@ -1,7 +1,8 @@
 // What an audit request must be, over HTTP and as a Step Functions task alike.
-import { InvalidInputError } from '../core/errors.js';
-import { isPlainObject, rejectUnknownFields } from '../core/record-input.js';
-import { topicNameProblem } from '../core/topic-names.js';
+
+import { isPlainObject, rejectUnknownFields } from '../core/rest-proxy/record-input.js';
+import { InvalidInputError } from '../core/shared/errors.js';
+import { topicNameProblem } from '../core/shared/topic-names.js';
 
 /** `{topic, groups?}`, checked: the topic's name is legal, groups are non-empty strings. */
 export function parseAuditRequest(body: unknown): { topic: string; groups: string[] | undefined } {

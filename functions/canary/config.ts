@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../core/errors.js';
+import { ConfigurationError } from '../core/shared/errors.js';
 import { type Env, integer, optional } from '../platform/config.js';
 
 export interface CanaryEnvConfig {

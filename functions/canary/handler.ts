@@ -1,11 +1,11 @@
 // The canary, on an EventBridge schedule: a few synthetic records to each partition of the canary
 // topic through the real publish path, read back by a consumer of its own; availability,
-// latency, losses and duplicates as metrics and as its result (core/canary.ts). The scheduled
+// latency, losses and duplicates as metrics and as its result (core/canary/run-canary.ts). The scheduled
 // audit of the same topic (serverless.yml) judges them again, as it judges any stream.
 import { createCanaryTopic } from '../adapters/kafka/canary-topic.js';
-import { type CanaryOutcome, runCanary } from '../core/canary.js';
-import { Deadline } from '../core/deadline.js';
-import { parseRecord } from '../core/record-input.js';
+import { type CanaryOutcome, runCanary } from '../core/canary/run-canary.js';
+import { parseRecord } from '../core/rest-proxy/record-input.js';
+import { Deadline } from '../core/shared/deadline.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { log } from '../platform/log.js';

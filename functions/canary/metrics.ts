@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { CanaryReport } from '../core/canary.js';
+import type { CanaryReport } from '../core/canary/run-canary.js';
 
 const metrics = new Metrics({ namespace: 'Tally', serviceName: 'canary' });
 

@@ -6,7 +6,7 @@ import {
   type OnceRecord,
   type OnceStore,
   runOnce,
-} from '../core/once.js';
+} from '../core/once/run-once.js';
 
 // The once guard for consumers that are not Lambdas (a kafkajs `eachBatch`, a container, a
 // job): the same claims and done-marks as the middleware, on records in kafkajs' shape.

@@ -9,8 +9,8 @@ import {
   type OnceRecord,
   type OnceStore,
   runOnce,
-} from '../core/once.js';
-import { checkMskEvent, headerText, receiptsFromMsk } from '../core/receipts.js';
+} from '../core/once/run-once.js';
+import { checkMskEvent, headerText, receiptsFromMsk } from '../core/receipts/msk-receipts.js';
 import { log } from '../platform/log.js';
 import type { ReceiptSink } from '../receipts/middleware.js';
 
@@ -66,7 +66,7 @@ export function onceRecord(
 
 /**
  * Middy middleware for MSK-triggered Lambdas: the handler calls `context.once(act)`, which acts
- * on every record of the batch at most once per group (functions/core/once.ts) and answers
+ * on every record of the batch at most once per group (functions/core/once/run-once.ts) and answers
  * Lambda's partial batch response, so only failed records (and those after them in their
  * partition) come again. Turn on `ReportBatchItemFailures` on the event source mapping.
  */

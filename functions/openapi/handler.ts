@@ -3,7 +3,7 @@
 // Access): any token of ours may fetch it, and the admin surface it describes is not published to
 // anonymous callers.
 
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler } from '../platform/http.js';
 import { openApiDocument } from '../platform/openapi.js';
 import { openApi30 } from '../platform/openapi-30.js';

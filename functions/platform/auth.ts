@@ -1,5 +1,5 @@
-import { type Caller, caller, parseTokens } from '../core/access.js';
-import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../core/errors.js';
+import { type Caller, caller, parseTokens } from '../core/shared/access.js';
+import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../core/shared/errors.js';
 import type { HttpEvent } from './http.js';
 
 // Who is calling. In AWS (TALLY_AUTH=gateway) API Gateway's JWT authorizer has already checked

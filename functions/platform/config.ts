@@ -1,5 +1,5 @@
 import type { ScramCredentialSource } from '../adapters/secrets/scram-credentials.js';
-import { ConfigurationError } from '../core/errors.js';
+import { ConfigurationError } from '../core/shared/errors.js';
 
 // Configuration is read here and nowhere else: parsed once per container, validated, and a
 // problem fails the cold start with a message naming the variable.

@@ -5,8 +5,8 @@ import type {
   APIGatewayProxyStructuredResultV2,
   Context,
 } from 'aws-lambda';
-import { type Caller, requireScope, type Scope } from '../core/access.js';
-import { InvalidInputError, NotFoundError, TallyError } from '../core/errors.js';
+import { type Caller, requireScope, type Scope } from '../core/shared/access.js';
+import { InvalidInputError, NotFoundError, TallyError } from '../core/shared/errors.js';
 import { loadAuthenticate } from './auth.js';
 import { log, logger, withCorrelation } from './log.js';
 import { tracing } from './tracing.js';

@@ -1,5 +1,5 @@
-import { ConfigurationError } from '../core/errors.js';
-import type { NotifyRules } from '../core/notify-rules.js';
+import type { NotifyRules } from '../core/notify/rules.js';
+import { ConfigurationError } from '../core/shared/errors.js';
 
 // The notifier's settings, parsed from the environment the composition root passes in (reconcile
 // and audit read the same names). Kept beside the rules rather than in platform/config.ts while

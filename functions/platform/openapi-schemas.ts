@@ -535,7 +535,7 @@ const run = (more: Record<string, Schema>, required: string[]): Schema =>
 const perGroup = counts;
 /** Where a record is in the log. */
 const placement = { partition: nonNegative, offset: nonNegative };
-/** One time bucket of a stream (core/stream-audit.ts BucketRow). */
+/** One time bucket of a stream (core/audit/stream-audit.ts BucketRow). */
 const bucketRow = closed(
   {
     start: dateTime,

@@ -1,7 +1,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { DependencyFailedError, TallyError } from '../core/errors.js';
+import { DependencyFailedError, TallyError } from '../core/shared/errors.js';
 import { log, logger, withCorrelation } from './log.js';
 import { tracing } from './tracing.js';
 

@@ -1,6 +1,6 @@
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { MiddlewareObj } from '@middy/core';
-import { ConfigurationError, TallyError } from '../core/errors.js';
+import { ConfigurationError, TallyError } from '../core/shared/errors.js';
 import { loadTracingConfig } from './config.js';
 
 // X-Ray tracing through Powertools' Tracer, off unless TALLY_TRACING=true. The tracer is not in

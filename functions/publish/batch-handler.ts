@@ -1,8 +1,8 @@
 // POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch — REST Proxy v3 batch produce:
 // 207 with the entries that were acknowledged and those that were not.
-import { parseBatch } from '../core/batch-input.js';
-import { InvalidInputError } from '../core/errors.js';
-import { batchResponseBody } from '../core/reports.js';
+import { parseBatch } from '../core/rest-proxy/batch-input.js';
+import { batchResponseBody } from '../core/rest-proxy/reports.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 

@@ -1,5 +1,5 @@
-import type { BodyDecoder } from '../core/content-type.js';
-import { PayloadTooLargeError } from '../core/errors.js';
+import type { BodyDecoder } from '../core/rest-proxy/content-type.js';
+import { PayloadTooLargeError } from '../core/shared/errors.js';
 import { bodyBytes, type HttpEvent } from '../platform/http.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Deadline } from '../core/deadline.js';
-import { InvalidInputError } from '../core/errors.js';
+import type { Deadline } from '../core/shared/deadline.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 import { requireCluster } from '../platform/http.js';
 
 // Checks every publish route shares, apart from the publish runtime: the read routes (clusters,

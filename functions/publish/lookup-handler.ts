@@ -1,8 +1,9 @@
 // GET /v3/clusters/{cluster_id}/records/lookup?stream=S&seq=N | ?idempotency_key=K — what the
 // ledger knows about a record: where it landed, or what happened to it (seed 003's question):
 // ACKED, FAILED, NOT_SENT, UNKNOWN or VOID; or that the seq was never allocated.
-import { InvalidInputError, NotFoundError } from '../core/errors.js';
-import type { LedgerBlock } from '../core/publish-ports.js';
+
+import type { LedgerBlock } from '../core/publish/ports.js';
+import { InvalidInputError, NotFoundError } from '../core/shared/errors.js';
 import { httpHandler, json, pathParameter } from '../platform/http.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
 import { lookupRuntime } from './lookup-runtime.js';

@@ -3,9 +3,10 @@
 // a record's problem is its line's error_code and the answer is 200 (ProduceAction.java streams
 // every record's result or error); only a lone record that was not written for a reason on
 // Tally's side (5xx: not sent, unknown, refused) makes the status, so HTTP retry logic sees it.
-import { UnprocessableInputError } from '../core/errors.js';
-import { parsedRecordOrError } from '../core/record-input.js';
-import { httpStatusOf, produceResponseLines, recordReport } from '../core/reports.js';
+
+import { parsedRecordOrError } from '../core/rest-proxy/record-input.js';
+import { httpStatusOf, produceResponseLines, recordReport } from '../core/rest-proxy/reports.js';
+import { UnprocessableInputError } from '../core/shared/errors.js';
 import { httpHandler } from '../platform/http.js';
 import { beginV3Produce, runPublish } from './request.js';
 

@@ -5,10 +5,10 @@ import {
   createStreamCounter,
 } from '../adapters/dynamodb/sequence-allocator.js';
 import { createRecordSender } from '../adapters/kafka/record-sender.js';
-import { Deadline } from '../core/deadline.js';
-import { createPublisher } from '../core/publish.js';
-import { createSeqLeases } from '../core/seq-leases.js';
-import { topicAllowList } from '../core/topic-names.js';
+import { createPublisher } from '../core/publish/publisher.js';
+import { createSeqLeases } from '../core/publish/seq-leases.js';
+import { Deadline } from '../core/shared/deadline.js';
+import { topicAllowList } from '../core/shared/topic-names.js';
 import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';

@@ -1,6 +1,6 @@
 import type { createRegistryEncoder } from '../adapters/schema-registry/record-encoder.js';
 import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
-import type { SchemaEncoder } from '../core/schema-input.js';
+import type { SchemaEncoder } from '../core/rest-proxy/schema-input.js';
 import type { PublishConfig } from '../platform/config.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 

@@ -1,9 +1,9 @@
 // POST /topics/{topic_name} — REST Proxy v2 / Strimzi HTTP bridge produce, for clients that
 // predate v3: `{records: [...]}` → `{offsets: [...]}`.
-import { charsetDecoder } from '../core/content-type.js';
-import { InvalidInputError } from '../core/errors.js';
-import { v2ResponseBody } from '../core/reports.js';
-import { parseV2Body, v2Format } from '../core/v2-input.js';
+import { charsetDecoder } from '../core/rest-proxy/content-type.js';
+import { v2ResponseBody } from '../core/rest-proxy/reports.js';
+import { parseV2Body, v2Format } from '../core/rest-proxy/v2-input.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 import { header, httpHandler, pathParameter } from '../platform/http.js';
 import { bodyValues, requestOptions, runPublish } from './request.js';
 import { publishRuntime } from './runtime.js';

@@ -1,6 +1,6 @@
 // POST /v3/clusters/{cluster_id}/receipts — receipts from consumers outside Lambda: seq runs per
 // stream, or counts per time bucket for a consumer that keeps no sequence numbers.
-import { parseReceipts } from '../core/receipts-input.js';
+import { parseReceipts } from '../core/receipts/receipts-input.js';
 import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../platform/http.js';
 import { receiptsRuntime } from './runtime.js';
 

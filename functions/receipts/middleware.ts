@@ -1,6 +1,10 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { MSKEvent } from 'aws-lambda';
-import { checkMskEvent, type ReceiptBatch, receiptsFromMsk } from '../core/receipts.js';
+import {
+  checkMskEvent,
+  type ReceiptBatch,
+  receiptsFromMsk,
+} from '../core/receipts/msk-receipts.js';
 
 export interface ReceiptSink {
   writeAll(batches: readonly ReceiptBatch[]): Promise<void>;

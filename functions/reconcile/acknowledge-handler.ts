@@ -1,7 +1,7 @@
 // POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/acknowledge — an admin acknowledges
 // a group's held LOST and OUT_OF_RANGE findings: they read OK from the next run until the
-// group's commit changes (core/offset-holds.ts). No body.
-import { InvalidInputError } from '../core/errors.js';
+// group's commit changes (core/reconcile/offsets/judge-held.ts). No body.
+import { InvalidInputError } from '../core/shared/errors.js';
 import {
   bodyBytes,
   httpHandler,

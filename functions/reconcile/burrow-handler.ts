@@ -14,8 +14,8 @@ import {
   topicDetail,
   topicList,
   topicsOf,
-} from '../core/burrow.js';
-import type { GroupReport } from '../core/reconcile.js';
+} from '../core/reconcile/offsets/burrow-answers.js';
+import type { GroupReport } from '../core/reconcile/reconciler.js';
 import { httpHandler, json } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 

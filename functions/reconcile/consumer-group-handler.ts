@@ -1,8 +1,8 @@
 // GET /v3/clusters/{cluster_id}/consumer-groups/{group_id} — the Confluent REST v3 consumer
 // group resource, with its consumers and lag summary inline, from the latest reconcile report.
-import { maxLagPartition } from '../core/burrow.js';
-import { NotFoundError } from '../core/errors.js';
-import type { GroupReport } from '../core/reconcile.js';
+import { maxLagPartition } from '../core/reconcile/offsets/burrow-answers.js';
+import type { GroupReport } from '../core/reconcile/reconciler.js';
+import { NotFoundError } from '../core/shared/errors.js';
 import { baseUrl, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 

@@ -1,8 +1,8 @@
 // One child of the reconcile fan-out: a reconcile run over its shard's groups only, writing their
 // mappings, offset history, reports and incidents itself; returns its summary within its share
 // of the Map's output (reconcile-fan-out.ts).
-import { shardScope } from '../core/group-shards.js';
-import { type ShardSummary, shardBudget, shardSummary } from '../core/reconcile-fan-out.js';
+import { shardScope } from '../core/reconcile/group-shards.js';
+import { type ShardSummary, shardBudget, shardSummary } from '../core/reconcile/shard-summary.js';
 import { taskHandler } from '../platform/task.js';
 import { parseChildInput } from './fan-out-input.js';
 import { reconcileSummarized } from './run-summary.js';

@@ -1,9 +1,10 @@
 // What the reconcile fan-out's tasks accept (infra/state-machines/reconcile-fan-out.asl.json),
 // checked field by field.
-import { InvalidInputError } from '../core/errors.js';
-import { DEFAULT_SHARDS, MAX_SHARDS } from '../core/group-shards.js';
-import type { FailedChild, ShardSummary } from '../core/reconcile-fan-out.js';
-import { isPlainObject, taskInputObject } from '../core/record-input.js';
+
+import { DEFAULT_SHARDS, MAX_SHARDS } from '../core/reconcile/group-shards.js';
+import type { FailedChild, ShardSummary } from '../core/reconcile/shard-summary.js';
+import { isPlainObject, taskInputObject } from '../core/rest-proxy/record-input.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 
 /** Group ids are Kafka strings; a prefix longer than Kafka's practical ids is a mistake. */
 const MAX_PREFIX = 255;

@@ -1,6 +1,6 @@
 // The reconcile fan-out's last task: the children's shard summaries as one run's summary. Reads
 // and writes nothing: the children stored everything per group.
-import { mergeShardSummaries } from '../core/reconcile-fan-out.js';
+import { mergeShardSummaries } from '../core/reconcile/shard-summary.js';
 import { loadReconcileConfig } from '../platform/config.js';
 import { log } from '../platform/log.js';
 import { taskHandler } from '../platform/task.js';

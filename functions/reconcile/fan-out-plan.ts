@@ -2,7 +2,7 @@
 // The groups are not passed to the children (a list grows with the cluster; a child's input is
 // held to 256 KiB): each child lists them again and keeps its own by hash. The counts here say
 // how the groups listed now fall across the shards.
-import { prefixScope, shardOf } from '../core/group-shards.js';
+import { prefixScope, shardOf } from '../core/reconcile/group-shards.js';
 import { taskHandler } from '../platform/task.js';
 import { parsePlanInput } from './fan-out-input.js';
 import { fanOutRuntime } from './fan-out-runtime.js';

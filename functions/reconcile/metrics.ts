@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { ReconcileReport } from '../core/reconcile.js';
+import type { ReconcileReport } from '../core/reconcile/reconciler.js';
 
 const metrics = new Metrics({ namespace: 'Tally', serviceName: 'reconcile' });
 

@@ -1,6 +1,6 @@
-import { ConflictError, GroupNotEmptyError } from '../core/errors.js';
-import { type Acknowledged, acknowledgeGroup, historyEntries } from '../core/reconcile-history.js';
-import { planRestore, type RestorePlan } from '../core/restore.js';
+import { type Acknowledged, acknowledgeGroup, historyEntries } from '../core/reconcile/history.js';
+import { planRestore, type RestorePlan } from '../core/reconcile/restore-plan.js';
+import { ConflictError, GroupNotEmptyError } from '../core/shared/errors.js';
 import type { ReconcileRuntime } from './runtime.js';
 
 // Planning and executing a return of a group to its last good offsets: the restore route and the

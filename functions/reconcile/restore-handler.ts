@@ -1,7 +1,8 @@
 // POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore — plans (dry run, default) or
 // executes (`{"execute": true}`, group must be Empty) a return to the last good offsets.
-import { InvalidInputError } from '../core/errors.js';
-import { isPlainObject } from '../core/record-input.js';
+
+import { isPlainObject } from '../core/rest-proxy/record-input.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 import {
   bodyBytes,
   type HttpEvent,

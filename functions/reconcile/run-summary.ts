@@ -1,7 +1,7 @@
 // One reconcile run as a task answers it: the run (all groups, or a fan-out child's shard), its
 // log line and metrics, and the bounded summary (reconcile-summary.ts).
-import type { GroupScope } from '../core/group-shards.js';
-import { type ReconcileSummary, summarizeReconcile } from '../core/reconcile-summary.js';
+import type { GroupScope } from '../core/reconcile/group-shards.js';
+import { type ReconcileSummary, summarizeReconcile } from '../core/reconcile/summary.js';
 import { log } from '../platform/log.js';
 import { publishReconcileMetrics } from './metrics.js';
 import type { ReconcileRuntime } from './runtime.js';

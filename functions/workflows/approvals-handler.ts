@@ -4,8 +4,9 @@
 // POST /v3/clusters/{cluster_id}/approvals/{token} — a person's decision on one of them:
 // `{"decision": "approve" | "reject", "by"?: "…", "reason"?: "…"}`. Approve continues the
 // workflow; reject fails its waiting task with `ApprovalRejected`. A token is decided once.
-import { InvalidInputError } from '../core/errors.js';
-import { isPlainObject, rejectUnknownFields } from '../core/record-input.js';
+
+import { isPlainObject, rejectUnknownFields } from '../core/rest-proxy/record-input.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../platform/http.js';
 import { workflowRuntime } from './runtime.js';
 

@@ -5,13 +5,14 @@
 // needs and no more ({idempotencyKey, seq, stream when not the topic} or {idempotencyKey, error}):
 // the Map gathers one per record, and it must stay smaller than the record that went in, so the
 // gathered outputs fit wherever the execution's input fitted.
+
+import { isPlainObject, parseRecord } from '../core/rest-proxy/record-input.js';
+import { type ProduceReport, recordReport } from '../core/rest-proxy/reports.js';
 import {
   DependencyUnavailableError,
   InvalidInputError,
   UnprocessableInputError,
-} from '../core/errors.js';
-import { isPlainObject, parseRecord } from '../core/record-input.js';
-import { type ProduceReport, recordReport } from '../core/reports.js';
+} from '../core/shared/errors.js';
 import { taskHandler } from '../platform/task.js';
 import { publishOptions, runPublish } from '../publish/request.js';
 import { publishRuntime } from '../publish/runtime.js';

@@ -3,9 +3,13 @@
 // bounded size: the plan itself (~100 bytes a partition) is stored, and only its id and digest
 // travel between states and into the approval request.
 import { randomUUID } from 'node:crypto';
-import { InvalidInputError, NotFoundError, UnprocessableInputError } from '../core/errors.js';
-import { isPlainObject } from '../core/record-input.js';
-import { planDigest } from '../core/stored-plan.js';
+import { planDigest } from '../core/reconcile/stored-plan.js';
+import { isPlainObject } from '../core/rest-proxy/record-input.js';
+import {
+  InvalidInputError,
+  NotFoundError,
+  UnprocessableInputError,
+} from '../core/shared/errors.js';
 import { executeRestore, restorePlan } from '../reconcile/restore-actions.js';
 import type { ReconcileRuntime } from '../reconcile/runtime.js';
 

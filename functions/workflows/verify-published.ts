@@ -3,9 +3,9 @@
 // in the log exactly once by the audit that ran after it — a complete audit naming none of them
 // lost or duplicated. Otherwise it fails with VerificationFailedError listing what was found.
 
-import type { AuditReport } from '../core/audit.js';
-import { InvalidInputError, VerificationFailedError } from '../core/errors.js';
-import { isPlainObject } from '../core/record-input.js';
+import type { AuditReport } from '../core/audit/auditor.js';
+import { isPlainObject } from '../core/rest-proxy/record-input.js';
+import { InvalidInputError, VerificationFailedError } from '../core/shared/errors.js';
 import { taskHandler } from '../platform/task.js';
 import { verifyRuntime } from './verify-runtime.js';
 

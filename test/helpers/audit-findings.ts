@@ -1,4 +1,4 @@
-import type { BucketRow } from '../../functions/core/stream-audit.js';
+import type { BucketRow } from '../../functions/core/audit/stream-audit.js';
 
 // Expected audit findings for the unit tests of the stream audit and of the pages that render
 // them: a stream that found nothing, and one time bucket's row, spelt out in full.

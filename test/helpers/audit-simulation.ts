@@ -4,12 +4,12 @@ import {
   type AuditReport,
   createAuditor,
   type ScannedRecord,
-} from '../../functions/core/audit.js';
-import { CheckpointTooLargeError } from '../../functions/core/audit-retention.js';
-import type { CheckpointJson } from '../../functions/core/audit-state.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import type { LedgerBlock } from '../../functions/core/publish-ports.js';
-import type { SeqRange } from '../../functions/core/seq-ranges.js';
+} from '../../functions/core/audit/auditor.js';
+import { CheckpointTooLargeError } from '../../functions/core/audit/retention.js';
+import type { SeqRange } from '../../functions/core/audit/seq-ranges.js';
+import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
+import type { LedgerBlock } from '../../functions/core/publish/ports.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 
 // A topic's life under scheduled audits, on fake ports and a simulated clock: steady traffic on
 // several streams, an audit every interval, and planted findings. Used by the long-horizon unit

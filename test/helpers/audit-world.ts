@@ -6,11 +6,11 @@ import {
   type AuditRequest,
   createAuditor,
   type ScannedRecord,
-} from '../../functions/core/audit.js';
-import type { CheckpointJson } from '../../functions/core/audit-state.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import type { LedgerBlock } from '../../functions/core/publish-ports.js';
-import type { SeqRange } from '../../functions/core/seq-ranges.js';
+} from '../../functions/core/audit/auditor.js';
+import type { SeqRange } from '../../functions/core/audit/seq-ranges.js';
+import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
+import type { LedgerBlock } from '../../functions/core/publish/ports.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 
 // A simulated world for audit unit tests that run the same operations on two worlds and compare
 // their reports: a ledger, a topic of one or more partitions, receipts of one group, stream

@@ -1,4 +1,4 @@
-import type { CanaryReport } from '../../functions/core/canary.js';
+import type { CanaryReport } from '../../functions/core/canary/run-canary.js';
 
 /**
  * What a canary run that lost nothing reports: every record acknowledged and read back once.

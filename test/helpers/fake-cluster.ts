@@ -1,11 +1,11 @@
-import { ALL_GROUPS, type GroupScope } from '../../functions/core/group-shards.js';
+import { ALL_GROUPS, type GroupScope } from '../../functions/core/reconcile/group-shards.js';
 import type {
   ClusterSnapshot,
   GroupMember,
   GroupSnapshot,
   GroupSource,
   PartitionOffsets,
-} from '../../functions/core/reconcile-ports.js';
+} from '../../functions/core/reconcile/ports.js';
 
 // A Kafka cluster in memory, read the way adapters/kafka/group-reader.ts reads the real one:
 // live groups plus the groups and partitions named by history, a group known only from history

@@ -11,7 +11,7 @@ import { type Answer, createExchangeChecker } from './openapi-validate.js';
 //
 // The hook wraps what @middy/core's middy() returns when platform/http.ts's httpHandler calls it,
 // not http.ts itself: a mocked module survives vi.resetModules, so a mocked http.ts would keep the
-// core/errors.js it first loaded and turn every TallyError of a re-imported handler into a 500.
+// core/shared/errors.js it first loaded and turn every TallyError of a re-imported handler into a 500.
 // @middy/core is an external package, loaded once per worker anyway, and knows none of our types.
 
 const routes = serverlessRoutes();

@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { parseJsonSequence } from '../../functions/core/json-stream.js';
+import { parseJsonSequence } from '../../functions/core/rest-proxy/json-stream.js';
 import {
   IGNORED_WITH,
   JSON_SEQUENCE,

@@ -1,7 +1,6 @@
 import { decodeParts, encodeParts } from '../../functions/adapters/dynamodb/history-codec.js';
-import type { PartitionHistory } from '../../functions/core/offset-changes.js';
-import type { OffsetObservation } from '../../functions/core/offset-status.js';
-import { createReconciler, type ReconcileOptions } from '../../functions/core/reconcile.js';
+import type { OffsetObservation } from '../../functions/core/reconcile/offsets/offset-status.js';
+import type { PartitionHistory } from '../../functions/core/reconcile/offsets/partition-history.js';
 import type {
   HistoryEntry,
   HistoryItem,
@@ -9,7 +8,11 @@ import type {
   OffsetHistory,
   ReportStore,
   StoredMapping,
-} from '../../functions/core/reconcile-ports.js';
+} from '../../functions/core/reconcile/ports.js';
+import {
+  createReconciler,
+  type ReconcileOptions,
+} from '../../functions/core/reconcile/reconciler.js';
 import type { FakeCluster } from './fake-cluster.js';
 
 // In-memory stores behind reconcile's ports, with DynamoDB's conditions and ordered sort keys,

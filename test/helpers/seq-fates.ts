@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
-import type { OutcomeStatus } from '../../functions/core/outcomes.js';
+import type { OutcomeStatus } from '../../functions/core/shared/outcomes.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 
 /**

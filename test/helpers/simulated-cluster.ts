@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createReconciler } from '../../functions/core/reconcile.js';
-import type { GroupSnapshot } from '../../functions/core/reconcile-ports.js';
-import { summarizeReconcile } from '../../functions/core/reconcile-summary.js';
-import type { RestorePlan } from '../../functions/core/restore.js';
-import type { PlanStore } from '../../functions/core/stored-plan.js';
+import type { GroupSnapshot } from '../../functions/core/reconcile/ports.js';
+import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
+import type { RestorePlan } from '../../functions/core/reconcile/restore-plan.js';
+import type { PlanStore } from '../../functions/core/reconcile/stored-plan.js';
+import { summarizeReconcile } from '../../functions/core/reconcile/summary.js';
 import { restorePlan } from '../../functions/reconcile/restore-actions.js';
 import type { PublishedRecord } from '../../functions/workflows/publish-record.js';
 import {

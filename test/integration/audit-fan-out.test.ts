@@ -6,8 +6,12 @@ import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
 import { createReceiptsStore } from '../../functions/adapters/dynamodb/receipts-store.js';
 import { createStreamCounter } from '../../functions/adapters/dynamodb/sequence-allocator.js';
 import { createLogScanner } from '../../functions/adapters/kafka/log-scanner.js';
-import { type AuditPorts, type AuditReport, createAuditor } from '../../functions/core/audit.js';
-import type { CheckpointJson } from '../../functions/core/audit-state.js';
+import {
+  type AuditPorts,
+  type AuditReport,
+  createAuditor,
+} from '../../functions/core/audit/auditor.js';
+import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import {
   createLocalStepFunctions,

@@ -12,7 +12,7 @@ import { runChaos } from '../chaos/run.js';
 // numbers) is fixed: every kafkajs attempt goes to one broker (adapters/kafka/leader-guard.ts;
 // replayed on purpose by test/integration/faults-leader-move.test.ts). So is the other bug this
 // seed found (a keyed retry recording "not written" over an earlier UNKNOWN whose record landed,
-// core/publish-send.ts). Either fails the run.
+// core/publish/send-step.ts). Either fails the run.
 
 const SEED = 1;
 

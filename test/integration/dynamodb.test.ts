@@ -8,8 +8,8 @@ import {
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
-import { Deadline } from '../../functions/core/deadline.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { loadTableDefinitions } from '../../infra/local/table-definitions.js';
 import { uniqueName } from '../helpers/unique-name.js';

@@ -5,9 +5,9 @@ import { type Admin, Kafka, logLevel, type Producer, type ProducerConfig } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaClient } from '../../functions/adapters/kafka/client.js';
 import { createRecordSender } from '../../functions/adapters/kafka/record-sender.js';
-import { Deadline } from '../../functions/core/deadline.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import type { OutgoingRecord } from '../../functions/core/publish-ports.js';
+import type { OutgoingRecord } from '../../functions/core/publish/ports.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 import { type KafkaCluster, startKafkaCluster } from '../../infra/local/kafka-cluster.js';
 import { headerText, readBack, totalRecords } from '../helpers/publish-client.js';
 import { uniqueName } from '../helpers/unique-name.js';

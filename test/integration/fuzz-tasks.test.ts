@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TallyError } from '../../functions/core/errors.js';
+import { TallyError } from '../../functions/core/shared/errors.js';
 import { useFuzzing } from '../helpers/fuzzing.js';
 import { lambdaContext } from '../helpers/http-event.js';
 

@@ -11,7 +11,7 @@ import {
   ResourcePatternTypes,
 } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ReconcileReport } from '../../functions/core/reconcile.js';
+import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import { type KafkaBroker, startKafkaBroker } from '../../infra/local/kafka-broker.js';
 import { waitForKafka } from '../../infra/local/readiness.js';
 import { httpEvent } from '../helpers/http-event.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOnceStore } from '../../functions/adapters/dynamodb/once-store.js';
-import { type DoneRange, MAX_RANGES } from '../../functions/core/once-ranges.js';
+import { type DoneRange, MAX_RANGES } from '../../functions/core/once/done-ranges.js';
 import { localTablesForFile } from '../helpers/local-tables.js';
 
 // The once guard's store on the local DynamoDB API (dynalite): single-item conditional writes.

@@ -1,8 +1,8 @@
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ReceiptBatch } from '../../functions/core/receipts.js';
-import type { BucketRow } from '../../functions/core/stream-audit.js';
+import type { BucketRow } from '../../functions/core/audit/stream-audit.js';
+import type { ReceiptBatch } from '../../functions/core/receipts/msk-receipts.js';
 import type { MskBatchResponse } from '../../functions/once/middleware.js';
 import { auditNow, resend } from '../helpers/audit-client.js';
 import { lambdaContext } from '../helpers/http-event.js';

@@ -3,8 +3,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPlanStore } from '../../functions/adapters/dynamodb/plan-store.js';
 import { createRestoreRecords } from '../../functions/adapters/dynamodb/restore-records.js';
-import { planRestore } from '../../functions/core/restore.js';
-import { planDigest } from '../../functions/core/stored-plan.js';
+import { planRestore } from '../../functions/core/reconcile/restore-plan.js';
+import { planDigest } from '../../functions/core/reconcile/stored-plan.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { uniqueName } from '../helpers/unique-name.js';
 

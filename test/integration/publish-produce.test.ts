@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { partitionForKey } from '../../functions/core/murmur2.js';
+import { partitionForKey } from '../../functions/core/shared/murmur2.js';
 import { httpEvent } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import {

@@ -2,7 +2,7 @@ import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { MSKEvent } from 'aws-lambda';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ReceiptBatch } from '../../functions/core/receipts.js';
+import type { ReceiptBatch } from '../../functions/core/receipts/msk-receipts.js';
 import { auditTopicNow } from '../helpers/audit-topic.js';
 import { lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';

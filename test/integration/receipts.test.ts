@@ -1,7 +1,7 @@
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ReceiptBatch } from '../../functions/core/receipts.js';
+import type { ReceiptBatch } from '../../functions/core/receipts/msk-receipts.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { mskRecord } from '../helpers/msk-event.js';

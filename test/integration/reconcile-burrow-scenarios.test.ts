@@ -1,6 +1,9 @@
 import type { Admin, Consumer, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { PartitionReport, ReconcileReport } from '../../functions/core/reconcile.js';
+import type {
+  PartitionReport,
+  ReconcileReport,
+} from '../../functions/core/reconcile/reconciler.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';

@@ -2,13 +2,13 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Admin, Consumer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createGroupSource } from '../../functions/adapters/kafka/group-reader.js';
-import { prefixScope, shardOf } from '../../functions/core/group-shards.js';
-import { createReconciler } from '../../functions/core/reconcile.js';
-import type { FanOutSummary } from '../../functions/core/reconcile-fan-out.js';
+import { prefixScope, shardOf } from '../../functions/core/reconcile/group-shards.js';
+import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
+import type { FanOutSummary } from '../../functions/core/reconcile/shard-summary.js';
 import {
   type ReconcileSummary,
   summarizeReconcile,
-} from '../../functions/core/reconcile-summary.js';
+} from '../../functions/core/reconcile/summary.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import {
   createLocalStepFunctions,

@@ -5,7 +5,7 @@ import { createOffsetHistory } from '../../functions/adapters/dynamodb/offset-hi
 import { createPlanStore } from '../../functions/adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
 import { createRestoreRecords } from '../../functions/adapters/dynamodb/restore-records.js';
-import { createReconciler } from '../../functions/core/reconcile.js';
+import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
 import { localTablesForFile } from '../helpers/local-tables.js';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createMappingStore } from '../../functions/adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../../functions/adapters/dynamodb/offset-history.js';
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
-import { createReconciler } from '../../functions/core/reconcile.js';
+import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
 import { localTablesForFile } from '../helpers/local-tables.js';
 

@@ -5,7 +5,7 @@ import type {
   GroupReport,
   PartitionReport,
   ReconcileReport,
-} from '../../functions/core/reconcile.js';
+} from '../../functions/core/reconcile/reconciler.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { setOffsets, testKafka } from '../helpers/kafka.js';

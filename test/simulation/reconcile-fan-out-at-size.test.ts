@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { createGroupNotifier, type StoredIncident } from '../../functions/core/group-notifier.js';
-import { MAX_SHARDS, shardOf, shardScope } from '../../functions/core/group-shards.js';
-import { partitionForKey } from '../../functions/core/murmur2.js';
-import type { OutgoingEvent } from '../../functions/core/notify-events.js';
-import { createReconciler, type ReconcileReport } from '../../functions/core/reconcile.js';
+import type { OutgoingEvent } from '../../functions/core/notify/events.js';
+import {
+  createGroupNotifier,
+  type StoredIncident,
+} from '../../functions/core/notify/group-notifier.js';
+import { MAX_SHARDS, shardOf, shardScope } from '../../functions/core/reconcile/group-shards.js';
+import {
+  createReconciler,
+  type ReconcileReport,
+} from '../../functions/core/reconcile/reconciler.js';
 import {
   type FailedChild,
   MAP_OUTPUT_BUDGET,
@@ -11,11 +16,12 @@ import {
   type ShardSummary,
   shardBudget,
   shardSummary,
-} from '../../functions/core/reconcile-fan-out.js';
+} from '../../functions/core/reconcile/shard-summary.js';
 import {
   type ReconcileSummary,
   summarizeReconcile,
-} from '../../functions/core/reconcile-summary.js';
+} from '../../functions/core/reconcile/summary.js';
+import { partitionForKey } from '../../functions/core/shared/murmur2.js';
 import { loadNotifyConfig } from '../../functions/platform/notify-config.js';
 import { payloadBytes, STATE_PAYLOAD_LIMIT } from '../../infra/local/payload-limits.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';

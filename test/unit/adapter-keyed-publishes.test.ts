@@ -4,8 +4,8 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createKeyedPublishes } from '../../functions/adapters/dynamodb/reservations.js';
-import { Deadline } from '../../functions/core/deadline.js';
-import type { KeyedPublish } from '../../functions/core/publish-ports.js';
+import type { KeyedPublish } from '../../functions/core/publish/ports.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
 
 // A claim refused because the key has an item: DynamoDB sends that item with the refusal
 // (ALL_OLD), so the claim needs no read; dynalite does not, so the adapter reads it then.

@@ -8,8 +8,8 @@ import {
   type RoundBatch,
   sendInRounds,
 } from '../../functions/adapters/kafka/record-batches.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import { singleRecordBatchBytes } from '../../functions/core/record-size.js';
+import { singleRecordBatchBytes } from '../../functions/core/publish/record-size.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 
 // The sizes are checked against kafkajs's own encoder: a record batch for a partition built as
 // its produce request builds one (requests/produce/v3: timestamps as deltas from the smallest).

@@ -3,8 +3,8 @@ import type { Kafka, ProducerConfig } from 'kafkajs';
 import { KafkaJSConnectionError, logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { createRecordSender } from '../../functions/adapters/kafka/record-sender.js';
-import { Deadline } from '../../functions/core/deadline.js';
-import type { OutgoingRecord } from '../../functions/core/publish-ports.js';
+import type { OutgoingRecord } from '../../functions/core/publish/ports.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
 
 // The record sender over kafkajs 2.2.4's own producer (its sendMessages, retrier, sequence
 // numbers and per-broker locks), with only the cluster faked: brokers are functions the test

@@ -7,11 +7,11 @@ import {
   offsetsOf,
   withSession,
 } from '../../functions/adapters/kafka/record-sender.js';
-import { Deadline } from '../../functions/core/deadline.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import { SESSION_ID_MAX_BYTES } from '../../functions/core/publish-plan.js';
-import type { OutgoingRecord } from '../../functions/core/publish-ports.js';
-import { bodyBytes, recordBodyBytesOf } from '../../functions/core/record-size.js';
+import { SESSION_ID_MAX_BYTES } from '../../functions/core/publish/plan.js';
+import type { OutgoingRecord } from '../../functions/core/publish/ports.js';
+import { bodyBytes, recordBodyBytesOf } from '../../functions/core/publish/record-size.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 
 // ---------------------------------------------------------------------------------------------
 // A fake kafkajs client: every producer() call makes a FakeProducer whose behaviour the test sets.

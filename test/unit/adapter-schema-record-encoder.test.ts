@@ -11,7 +11,7 @@ import {
   referenceOf,
 } from '../../functions/adapters/schema-registry/record-encoder.js';
 import type { SchemaSerializer } from '../../functions/adapters/schema-registry/serializer.js';
-import type { SchemaPart } from '../../functions/core/schema-input.js';
+import type { SchemaPart } from '../../functions/core/rest-proxy/schema-input.js';
 
 // The SchemaEncoder port over the serializer: which reference each REST Proxy choice becomes,
 // and the error REST Proxy answers for each thing that can go wrong (kafka-rest

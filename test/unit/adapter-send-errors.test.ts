@@ -9,7 +9,7 @@ import {
 } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { classifySendFailure } from '../../functions/adapters/kafka/send-errors.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 
 // kafkajs's .d.ts declares fewer constructor arguments than its classes take and its own code
 // passes; these views allow the real calls.

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createSequenceAllocator } from '../../functions/adapters/dynamodb/sequence-allocator.js';
-import { Deadline } from '../../functions/core/deadline.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
 
 // The allocator's own retries under one allocation name, against a mocked DynamoDB: a lost
 // answer is not a second block of seqs.

@@ -4,8 +4,8 @@ import {
   createTopicCatalog,
   type TopicCatalogOptions,
 } from '../../functions/adapters/kafka/topic-catalog.js';
-import { Deadline } from '../../functions/core/deadline.js';
-import { DependencyUnavailableError } from '../../functions/core/errors.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
+import { DependencyUnavailableError } from '../../functions/core/shared/errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // A fake kafkajs client whose admin() answers from `topics`, counting calls.

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import * as errors from '../../functions/core/errors.js';
+import * as errors from '../../functions/core/shared/errors.js';
 
 // Every function's bundle, built with serverless.yml's own esbuild settings (as serverless-esbuild
 // builds it, without writing it): small enough to load fast, and holding only what its function
@@ -125,7 +125,7 @@ describe("each function's esbuild bundle", () => {
       absWorkingDir: ROOT,
       splitting: false,
       stdin: {
-        contents: `import * as e from './functions/core/errors.ts';
+        contents: `import * as e from './functions/core/shared/errors.ts';
           export const names = ${JSON.stringify(names)}.map((n) => new e[n]('m').name);`,
         resolveDir: ROOT,
         loader: 'ts',

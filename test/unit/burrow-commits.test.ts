@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { stepPartition } from '../../functions/core/offset-changes.js';
 import {
   commitsOf,
   evaluatePartition,
   type OffsetObservation,
   type PartitionStatus,
-} from '../../functions/core/offset-status.js';
+} from '../../functions/core/reconcile/offsets/offset-status.js';
+import { stepPartition } from '../../functions/core/reconcile/offsets/partition-history.js';
 
 // Commits, not readings: what reconcile's readings make of a consumer's commits, on a simulated
 // partition read at chosen moments, through the stored window (offset-changes.ts) as reconcile

@@ -9,8 +9,11 @@ import {
   recentLagZero,
   rewindIndex,
   rewindRecovered,
-} from '../../functions/core/burrow-rules.js';
-import { evaluatePartition, type OffsetObservation } from '../../functions/core/offset-status.js';
+} from '../../functions/core/reconcile/offsets/burrow-rules.js';
+import {
+  evaluatePartition,
+  type OffsetObservation,
+} from '../../functions/core/reconcile/offsets/offset-status.js';
 
 // Burrow's evaluator table (linkedin/Burrow core/internal/evaluator/caching_test.go, the
 // `tests` slice: cases 0–11), as data, fed through Tally's evaluator twice: its rule stage

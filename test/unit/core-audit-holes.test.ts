@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type SeenInLog, type SeqFatePorts, SeqFates } from '../../functions/core/audit-holes.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import type { LedgerBlock } from '../../functions/core/publish-ports.js';
+import {
+  type SeenInLog,
+  type SeqFatePorts,
+  SeqFates,
+} from '../../functions/core/audit/seq-fates.js';
+import type { LedgerBlock } from '../../functions/core/publish/ports.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 
 // The audit's hole finder with fake ports: a counter and a ledger whose VOID write refuses a seq
 // where a block already starts, as the DynamoDB adapter's conditional put does.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditReport, LinkedFindings } from '../../functions/core/audit.js';
-import { escapeHtml, renderAuditHtml } from '../../functions/core/audit-html.js';
-import type { BucketRow } from '../../functions/core/stream-audit.js';
+import type { AuditReport, LinkedFindings } from '../../functions/core/audit/auditor.js';
+import { escapeHtml, renderAuditHtml } from '../../functions/core/audit/render-html.js';
+import type { BucketRow } from '../../functions/core/audit/stream-audit.js';
 import { bucketRow, noFindings } from '../helpers/audit-findings.js';
 
 const empty = (stream: string): LinkedFindings => ({ ...noFindings(stream), buckets: [] });

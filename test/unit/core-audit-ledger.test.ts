@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LedgerView } from '../../functions/core/audit-ledger.js';
-import { SeqRanges } from '../../functions/core/seq-ranges.js';
+import { LedgerView } from '../../functions/core/audit/ledger-view.js';
+import { SeqRanges } from '../../functions/core/audit/seq-ranges.js';
 
 // The checkpoint's bucket encoding (LedgerViewJson.buckets): time order whatever order the
 // buckets were made in, and the same sets back when it is read.

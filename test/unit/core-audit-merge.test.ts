@@ -1,12 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type AuditPorts, type AuditReport, createAuditor } from '../../functions/core/audit.js';
+import {
+  type AuditPorts,
+  type AuditReport,
+  createAuditor,
+} from '../../functions/core/audit/auditor.js';
 import {
   partitionGroups,
   type SliceJson,
   type SlicePorts,
-} from '../../functions/core/audit-merge.js';
-import { scanSlice } from '../../functions/core/audit-slice.js';
+} from '../../functions/core/audit/merge-slices.js';
+import { scanSlice } from '../../functions/core/audit/scan-slice.js';
 import {
   AuditWorld,
   applyInStep,

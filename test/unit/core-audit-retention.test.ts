@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { KEEP_PLACED } from '../../functions/core/audit-retention.js';
-import { RecentRecords, StreamLog, TopicLog } from '../../functions/core/audit-state.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import type { LedgerBlock } from '../../functions/core/publish-ports.js';
-import { SeqCounter, SeqRanges } from '../../functions/core/seq-ranges.js';
-import { StreamAudit } from '../../functions/core/stream-audit.js';
+import { KEEP_PLACED } from '../../functions/core/audit/retention.js';
+import { SeqCounter, SeqRanges } from '../../functions/core/audit/seq-ranges.js';
+import { StreamAudit } from '../../functions/core/audit/stream-audit.js';
+import { RecentRecords, StreamLog, TopicLog } from '../../functions/core/audit/topic-log.js';
+import type { LedgerBlock } from '../../functions/core/publish/ports.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 import { DAY, MINUTE, simulate } from '../helpers/audit-simulation.js';
 
 // Folding detail older than the retention horizon (issue 13), piece by piece; the 180-day

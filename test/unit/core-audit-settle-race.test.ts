@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type AuditPorts, createAuditor } from '../../functions/core/audit.js';
-import type { LedgerBlock } from '../../functions/core/publish-ports.js';
+import { type AuditPorts, createAuditor } from '../../functions/core/audit/auditor.js';
+import type { LedgerBlock } from '../../functions/core/publish/ports.js';
 
 // The audit settles an old UNKNOWN that is not in the log as NOT_SENT. Between its read of the
 // ledger and that write, a keyed retry may reopen the block (UNKNOWN again, its records on the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseBatch } from '../../functions/core/batch-input.js';
-import { InvalidInputError, UnprocessableInputError } from '../../functions/core/errors.js';
-import type { RecordInput } from '../../functions/core/record-input.js';
+import { parseBatch } from '../../functions/core/rest-proxy/batch-input.js';
+import type { RecordInput } from '../../functions/core/rest-proxy/record-input.js';
+import { InvalidInputError, UnprocessableInputError } from '../../functions/core/shared/errors.js';
 
 const value = (data: string) => ({ value: { type: 'STRING', data } });
 

@@ -4,8 +4,8 @@ import {
   type CanaryPorts,
   percentiles,
   runCanary,
-} from '../../functions/core/canary.js';
-import { Deadline } from '../../functions/core/deadline.js';
+} from '../../functions/core/canary/run-canary.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
 import { cleanCanaryRun } from '../helpers/canary-report.js';
 
 // The canary's accounting over a fake cluster: what was answered against what was read back.

@@ -4,8 +4,11 @@ import {
   charsetDecoder,
   parseContentType,
   requireMediaType,
-} from '../../functions/core/content-type.js';
-import { InvalidInputError, UnsupportedMediaTypeError } from '../../functions/core/errors.js';
+} from '../../functions/core/rest-proxy/content-type.js';
+import {
+  InvalidInputError,
+  UnsupportedMediaTypeError,
+} from '../../functions/core/shared/errors.js';
 
 const JSON_ONLY = ['application/json'];
 

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { beforeDeadline, Deadline, DeadlineExceeded } from '../../functions/core/deadline.js';
+import {
+  beforeDeadline,
+  Deadline,
+  DeadlineExceeded,
+} from '../../functions/core/shared/deadline.js';
 
 const base = { now: 1_000_000, marginMs: 500 };
 

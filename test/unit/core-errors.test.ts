@@ -15,7 +15,7 @@ import {
   UnprocessableInputError,
   UnsupportedMediaTypeError,
   VerificationFailedError,
-} from '../../functions/core/errors.js';
+} from '../../functions/core/shared/errors.js';
 
 type ErrorClass = new (
   message: string,

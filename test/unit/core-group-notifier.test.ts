@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { createAuditNotifier, type NotedStore } from '../../functions/core/audit-notifier.js';
-import type { StreamCounts } from '../../functions/core/audit-notify-rules.js';
+import type { StreamCounts } from '../../functions/core/notify/audit-changes.js';
+import {
+  createAuditNotifier,
+  type NotedStore,
+} from '../../functions/core/notify/audit-notifier.js';
+import type { EventSink, OutgoingEvent } from '../../functions/core/notify/events.js';
 import {
   createGroupNotifier,
   type IncidentStore,
   type StoredIncident,
-} from '../../functions/core/group-notifier.js';
-import type { EventSink, OutgoingEvent } from '../../functions/core/notify-events.js';
-import type { Incident, NotifyRules } from '../../functions/core/notify-rules.js';
-import type { GroupReport, ReconcileReport } from '../../functions/core/reconcile.js';
+} from '../../functions/core/notify/group-notifier.js';
+import type { Incident, NotifyRules } from '../../functions/core/notify/rules.js';
+import type { GroupReport, ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 
 const rules: NotifyRules = {
   threshold: 'WARN',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/errors.js';
-import { parseJsonSequence } from '../../functions/core/json-stream.js';
+import { parseJsonSequence } from '../../functions/core/rest-proxy/json-stream.js';
+import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/shared/errors.js';
 
 function bodyError(body: string): InvalidInputError {
   let thrown: unknown;

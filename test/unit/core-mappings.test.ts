@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { repairMappings } from '../../functions/core/mappings.js';
-import type { ClusterSnapshot, StoredMapping } from '../../functions/core/reconcile-ports.js';
+import { repairMappings } from '../../functions/core/reconcile/mappings.js';
+import type { ClusterSnapshot, StoredMapping } from '../../functions/core/reconcile/ports.js';
 import { memoryMappings } from '../helpers/reconcile-stores.js';
 
 const GRACE = 60_000;

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { murmur2, partitionForKey } from '../../functions/core/murmur2.js';
+import { murmur2, partitionForKey } from '../../functions/core/shared/murmur2.js';
 
 const kafkajsMurmur2 = createRequire(import.meta.url)(
   'kafkajs/src/producer/partitioners/default/murmur2.js',

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { auditChanges, type StreamCounts } from '../../functions/core/audit-notify-rules.js';
+import { auditChanges, type StreamCounts } from '../../functions/core/notify/audit-changes.js';
 import {
   decide,
   type GroupStatus,
   type Incident,
   type NotifyRules,
   watched,
-} from '../../functions/core/notify-rules.js';
+} from '../../functions/core/notify/rules.js';
 import { loadNotifyConfig } from '../../functions/platform/notify-config.js';
 
 const MINUTE = 60_000;

@@ -9,7 +9,7 @@ import {
   type OffsetObservation,
   type PartitionEvaluation,
   type PartitionStatus,
-} from '../../functions/core/offset-status.js';
+} from '../../functions/core/reconcile/offsets/offset-status.js';
 
 const T0 = 1_700_000_000_000;
 const STEP = 60_000;

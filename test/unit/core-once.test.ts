@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type DoneRange,
+  foldDone,
+  MAX_RANGES,
+  rangesHave,
+} from '../../functions/core/once/done-ranges.js';
+import {
   compact,
   type LaneRanges,
   type MarkKey,
@@ -9,13 +15,7 @@ import {
   runOnce,
   SETTLE_MS,
   type StoredMark,
-} from '../../functions/core/once.js';
-import {
-  type DoneRange,
-  foldDone,
-  MAX_RANGES,
-  rangesHave,
-} from '../../functions/core/once-ranges.js';
+} from '../../functions/core/once/run-once.js';
 
 /** An in-memory store with the adapter's conditions (single-item, conditional). */
 function fakeStore() {

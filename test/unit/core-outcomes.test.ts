@@ -6,7 +6,7 @@ import {
   isSettled,
   outcomeStatusCode,
   type RecordOutcome,
-} from '../../functions/core/outcomes.js';
+} from '../../functions/core/shared/outcomes.js';
 
 const acked: RecordOutcome = { status: 'ACKED', partition: 3, offset: '9007199254740993' };
 const failed: RecordOutcome = {

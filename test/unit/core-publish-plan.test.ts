@@ -2,17 +2,20 @@ import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/errors.js';
-import type { PublishRequest } from '../../functions/core/publish.js';
 import {
   checkRecord,
   fingerprint,
   SESSION_ID_MAX_BYTES,
   type StampSource,
   stamp,
-} from '../../functions/core/publish-plan.js';
-import { NULL_HEADER_VALUE, type RecordInput } from '../../functions/core/record-input.js';
-import { singleRecordBatchBytes } from '../../functions/core/record-size.js';
+} from '../../functions/core/publish/plan.js';
+import type { PublishRequest } from '../../functions/core/publish/publisher.js';
+import { singleRecordBatchBytes } from '../../functions/core/publish/record-size.js';
+import {
+  NULL_HEADER_VALUE,
+  type RecordInput,
+} from '../../functions/core/rest-proxy/record-input.js';
+import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/shared/errors.js';
 
 // Stamping builds a request's repeated header values once and sizes records without stamping
 // them: what goes on the wire, and the 413 threshold, must stay what they were.

@@ -1,24 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { Deadline } from '../../functions/core/deadline.js';
-import {
-  ForbiddenError,
-  InvalidInputError,
-  NotFoundError,
-  PayloadTooLargeError,
-  type TallyError,
-  UnprocessableInputError,
-} from '../../functions/core/errors.js';
-import { partitionForKey } from '../../functions/core/murmur2.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import {
-  createPublisher,
-  isSettledResult,
-  type PublishRequest,
-  type PublishResult,
-  type RecordResult,
-} from '../../functions/core/publish.js';
-import { checkTopic, fingerprint } from '../../functions/core/publish-plan.js';
+import { checkTopic, fingerprint } from '../../functions/core/publish/plan.js';
 import type {
   Allocation,
   KeyedPublish,
@@ -30,10 +12,28 @@ import type {
   SequenceAllocator,
   TopicCatalog,
   TopicDescription,
-} from '../../functions/core/publish-ports.js';
-import type { RecordInput } from '../../functions/core/record-input.js';
-import { createSeqLeases } from '../../functions/core/seq-leases.js';
-import { topicAllowList } from '../../functions/core/topic-names.js';
+} from '../../functions/core/publish/ports.js';
+import {
+  createPublisher,
+  isSettledResult,
+  type PublishRequest,
+  type PublishResult,
+  type RecordResult,
+} from '../../functions/core/publish/publisher.js';
+import { createSeqLeases } from '../../functions/core/publish/seq-leases.js';
+import type { RecordInput } from '../../functions/core/rest-proxy/record-input.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
+import {
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  PayloadTooLargeError,
+  type TallyError,
+  UnprocessableInputError,
+} from '../../functions/core/shared/errors.js';
+import { partitionForKey } from '../../functions/core/shared/murmur2.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
+import { topicAllowList } from '../../functions/core/shared/topic-names.js';
 
 // ---------------------------------------------------------------------------------------------
 // In-memory fakes of the publish ports.

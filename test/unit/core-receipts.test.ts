@@ -1,8 +1,8 @@
 import type { MSKRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/errors.js';
-import { receiptsFromMsk, toRuns } from '../../functions/core/receipts.js';
-import { parseReceipts } from '../../functions/core/receipts-input.js';
+import { receiptsFromMsk, toRuns } from '../../functions/core/receipts/msk-receipts.js';
+import { parseReceipts } from '../../functions/core/receipts/receipts-input.js';
+import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/shared/errors.js';
 import { tallyReceipts } from '../../functions/receipts/middleware.js';
 
 const bytes = (text: string) => [...Buffer.from(text)];

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { stepPartition } from '../../functions/core/offset-changes.js';
-import { createReconciler } from '../../functions/core/reconcile.js';
-import { historyEntries } from '../../functions/core/reconcile-history.js';
-import { planRestore } from '../../functions/core/restore.js';
+import { historyEntries } from '../../functions/core/reconcile/history.js';
+import { stepPartition } from '../../functions/core/reconcile/offsets/partition-history.js';
+import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
+import { planRestore } from '../../functions/core/reconcile/restore-plan.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
 import { memoryHistory, memoryMappings, memoryReports } from '../helpers/reconcile-stores.js';
 

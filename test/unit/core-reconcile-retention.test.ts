@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pruneReports } from '../../functions/core/reconcile-retention.js';
+import { pruneReports } from '../../functions/core/reconcile/prune-reports.js';
 import { memoryReports } from '../helpers/reconcile-stores.js';
 
 const HOUR = 3_600_000;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { GroupReport, ReconcileReport } from '../../functions/core/reconcile.js';
+import type { GroupReport, ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import {
   PROBLEM_GROUPS_SHOWN,
   summarizeReconcile,
   UNREADABLE_SHOWN,
-} from '../../functions/core/reconcile-summary.js';
+} from '../../functions/core/reconcile/summary.js';
 
 // Reconcile's task result: counts and the worst groups, the same size for 10 groups or 10,000.
 

@@ -1,11 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import {
-  InvalidInputError,
-  NotFoundError,
-  SchemaRegistryMissingError,
-} from '../../functions/core/errors.js';
-import {
   DATA_TYPES,
   decodeBase64,
   isNullHeaderValue,
@@ -20,7 +15,12 @@ import {
   RESERVED_HEADER_PREFIX,
   type RecordInput,
   rejectUnknownFields,
-} from '../../functions/core/record-input.js';
+} from '../../functions/core/rest-proxy/record-input.js';
+import {
+  InvalidInputError,
+  NotFoundError,
+  SchemaRegistryMissingError,
+} from '../../functions/core/shared/errors.js';
 
 function thrownBy(fn: () => unknown): unknown {
   try {

@@ -1,9 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, NotFoundError } from '../../functions/core/errors.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import type { PublishResult, RecordResult } from '../../functions/core/publish.js';
-import type { RecordInput } from '../../functions/core/record-input.js';
+import type { PublishResult, RecordResult } from '../../functions/core/publish/publisher.js';
+import type { RecordInput } from '../../functions/core/rest-proxy/record-input.js';
 import {
   batchResponseBody,
   errorReport,
@@ -13,7 +11,9 @@ import {
   restProxyTimestamp,
   v2Offset,
   v2ResponseBody,
-} from '../../functions/core/reports.js';
+} from '../../functions/core/rest-proxy/reports.js';
+import { InvalidInputError, NotFoundError } from '../../functions/core/shared/errors.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 
 const CLUSTER = 'lkc-123';
 const TIMESTAMP = Date.UTC(2026, 10, 29, 16, 0, 0, 250);

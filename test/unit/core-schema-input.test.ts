@@ -1,22 +1,22 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { parseBatch } from '../../functions/core/batch-input.js';
+import { parseBatch } from '../../functions/core/rest-proxy/batch-input.js';
+import {
+  type ParsedRecord,
+  parsedRecordOrError,
+  parseRecordParts,
+} from '../../functions/core/rest-proxy/record-input.js';
+import {
+  encodeSchemaParts,
+  type SchemaEncoder,
+  type SchemaPart,
+} from '../../functions/core/rest-proxy/schema-input.js';
 import {
   DependencyUnavailableError,
   InvalidInputError,
   SchemaRegistryMissingError,
   type TallyError,
-} from '../../functions/core/errors.js';
-import {
-  type ParsedRecord,
-  parsedRecordOrError,
-  parseRecordParts,
-} from '../../functions/core/record-input.js';
-import {
-  encodeSchemaParts,
-  type SchemaEncoder,
-  type SchemaPart,
-} from '../../functions/core/schema-input.js';
+} from '../../functions/core/shared/errors.js';
 
 // The schema fields of a REST Proxy v3 key or value, parsed into a pending part (nothing asked
 // of a registry yet), and the step that serializes pending parts through the SchemaEncoder port.

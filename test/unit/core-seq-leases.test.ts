@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Deadline } from '../../functions/core/deadline.js';
-import type { Allocation, SequenceAllocator } from '../../functions/core/publish-ports.js';
-import { createSeqLeases } from '../../functions/core/seq-leases.js';
+import type { Allocation, SequenceAllocator } from '../../functions/core/publish/ports.js';
+import { createSeqLeases } from '../../functions/core/publish/seq-leases.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
 
 /** A counter that records each call (its count) and answers after `delayMs`. */
 function counter(delayMs = 0) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DuplicateRun, SeqCounter, SeqRanges } from '../../functions/core/seq-ranges.js';
+import { type DuplicateRun, SeqCounter, SeqRanges } from '../../functions/core/audit/seq-ranges.js';
 
 // ---------------------------------------------------------------------------------------------
 // A seeded PRNG (mulberry32) and naive references over small universes.

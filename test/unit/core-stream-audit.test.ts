@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { bucketOf, RecentRecords, StreamLog, TopicLog } from '../../functions/core/audit-state.js';
-import type { RecordOutcome } from '../../functions/core/outcomes.js';
-import type { LedgerBlock } from '../../functions/core/publish-ports.js';
-import { StreamAudit } from '../../functions/core/stream-audit.js';
+import { StreamAudit } from '../../functions/core/audit/stream-audit.js';
+import {
+  bucketOf,
+  RecentRecords,
+  StreamLog,
+  TopicLog,
+} from '../../functions/core/audit/topic-log.js';
+import type { LedgerBlock } from '../../functions/core/publish/ports.js';
+import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 import { bucketRow, noFindings } from '../helpers/audit-findings.js';
 
 const MINUTE = 60_000;

@@ -4,7 +4,7 @@ import {
   MAX_TOPIC_NAME_LENGTH,
   topicAllowList,
   topicNameProblem,
-} from '../../functions/core/topic-names.js';
+} from '../../functions/core/shared/topic-names.js';
 
 describe('topicNameProblem', () => {
   it('accepts legal names made of letters, digits, ".", "_" and "-"', () => {

@@ -1,12 +1,12 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
+import type { RecordInput } from '../../functions/core/rest-proxy/record-input.js';
+import { parseV2Body, parseV2Record, v2Format } from '../../functions/core/rest-proxy/v2-input.js';
 import {
   InvalidInputError,
   UnprocessableInputError,
   UnsupportedMediaTypeError,
-} from '../../functions/core/errors.js';
-import type { RecordInput } from '../../functions/core/record-input.js';
-import { parseV2Body, parseV2Record, v2Format } from '../../functions/core/v2-input.js';
+} from '../../functions/core/shared/errors.js';
 
 function thrownBy(fn: () => unknown): unknown {
   try {

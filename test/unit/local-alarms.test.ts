@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { publishAuditMetrics } from '../../functions/audit/metrics.js';
-import type { AuditReport } from '../../functions/core/audit.js';
-import type { ReconcileReport } from '../../functions/core/reconcile.js';
+import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import { publishReconcileMetrics } from '../../functions/reconcile/metrics.js';
 import {
   createAlarmEvaluator,

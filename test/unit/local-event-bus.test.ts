@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventSink } from '../../functions/adapters/eventbridge/event-sink.js';
-import type { OutgoingEvent } from '../../functions/core/notify-events.js';
+import type { OutgoingEvent } from '../../functions/core/notify/events.js';
 import { type LocalEventBus, serveLocalEventBus } from '../../infra/local/event-bus.js';
 
 // The EventBridge adapter (the real SDK client) against the local stack's PutEvents stand-in,

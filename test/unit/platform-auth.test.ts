@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { requirePublishTo, requireScope } from '../../functions/core/access.js';
+import { requirePublishTo, requireScope } from '../../functions/core/shared/access.js';
 import { loadAuthenticate } from '../../functions/platform/auth.js';
 import { httpEvent } from '../helpers/http-event.js';
 

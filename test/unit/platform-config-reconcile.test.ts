@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../functions/core/errors.js';
+import { ConfigurationError } from '../../functions/core/shared/errors.js';
 import { loadReconcileConfig } from '../../functions/platform/config.js';
 
 const ENV = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readScramCredentials } from '../../functions/adapters/secrets/scram-credentials.js';
-import { ConfigurationError } from '../../functions/core/errors.js';
+import { ConfigurationError } from '../../functions/core/shared/errors.js';
 import { loadPublishConfig } from '../../functions/platform/config.js';
 
 // The publish functions' schema registry settings, read at cold start: a URL, and basic auth

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createKeyedPublishes } from '../../functions/adapters/dynamodb/reservations.js';
-import { Deadline } from '../../functions/core/deadline.js';
+import { Deadline } from '../../functions/core/shared/deadline.js';
 import {
   ConfigurationError,
   ConflictError,
@@ -15,7 +15,7 @@ import {
   type TallyError,
   UnprocessableInputError,
   UnsupportedMediaTypeError,
-} from '../../functions/core/errors.js';
+} from '../../functions/core/shared/errors.js';
 import {
   baseUrl,
   bodyBytes,

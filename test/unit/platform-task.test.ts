@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DependencyFailedError, InvalidInputError } from '../../functions/core/errors.js';
+import { DependencyFailedError, InvalidInputError } from '../../functions/core/shared/errors.js';
 import { taskHandler } from '../../functions/platform/task.js';
 import { lambdaContext } from '../helpers/http-event.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigurationError } from '../../functions/core/errors.js';
+import { ConfigurationError } from '../../functions/core/shared/errors.js';
 import { type CommonConfig, loadTracingConfig } from '../../functions/platform/config.js';
 import { createTracing, type TraceIds } from '../../functions/platform/tracing.js';
 import { httpEvent, lambdaContext, TEST_TOKEN, testAuthEnv } from '../helpers/http-event.js';
@@ -142,7 +142,7 @@ describe('tracing on: the real Tracer, documents caught where the X-Ray daemon l
     const { taskHandler } = await import('../../functions/platform/task.js');
     // This container's error classes (the modules were loaded afresh).
     const { DependencyUnavailableError, InvalidInputError } = await import(
-      '../../functions/core/errors.js'
+      '../../functions/core/shared/errors.js'
     );
     const execution = 'arn:aws:states:us-east-1:000000000000:execution:offset-repair:e-1';
     const task = taskHandler(async (input: { execution: string; fail?: string }) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../functions/core/errors.js';
-import type { PublishResult, RecordResult } from '../../functions/core/publish.js';
+import type { PublishResult, RecordResult } from '../../functions/core/publish/publisher.js';
+import { InvalidInputError } from '../../functions/core/shared/errors.js';
 import { publishRequestMetrics } from '../../functions/publish/metrics.js';
 import { emittedMetrics } from '../helpers/emf.js';
 

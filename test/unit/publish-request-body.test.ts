@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { PayloadTooLargeError } from '../../functions/core/errors.js';
+import { PayloadTooLargeError } from '../../functions/core/shared/errors.js';
 import { bodyText } from '../../functions/publish/body-text.js';
 import { httpEvent } from '../helpers/http-event.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../functions/core/errors.js';
-import { DEFAULT_SHARDS, MAX_SHARDS } from '../../functions/core/group-shards.js';
+import { DEFAULT_SHARDS, MAX_SHARDS } from '../../functions/core/reconcile/group-shards.js';
+import { InvalidInputError } from '../../functions/core/shared/errors.js';
 import {
   parseChildInput,
   parseMergeInput,

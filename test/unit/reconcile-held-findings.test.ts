@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { PartitionReport } from '../../functions/core/reconcile.js';
-import { acknowledgeGroup, historyEntries } from '../../functions/core/reconcile-history.js';
-import { planRestore } from '../../functions/core/restore.js';
+import { acknowledgeGroup, historyEntries } from '../../functions/core/reconcile/history.js';
+import type { PartitionReport } from '../../functions/core/reconcile/reconciler.js';
+import { planRestore } from '../../functions/core/reconcile/restore-plan.js';
 import { acknowledgeFindings } from '../../functions/reconcile/restore-actions.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
 import { memoryReconciler } from '../helpers/reconcile-stores.js';
 
 // LOST and OUT_OF_RANGE stay until the group commits inside the log again, a restore does, or
-// an admin acknowledges them (core/offset-holds.ts), through the reconciler with stores that
+// an admin acknowledges them (core/reconcile/offsets/judge-held.ts), through the reconciler with stores that
 // keep what the DynamoDB adapter would (history-codec.ts).
 
 const MINUTE = 60_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ReconcileReport } from '../../functions/core/reconcile.js';
+import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import { publishReconcileMetrics } from '../../functions/reconcile/metrics.js';
 import { emittedMetrics, withMetric } from '../helpers/emf.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import aslValidator from 'asl-validator';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import * as errors from '../../functions/core/errors.js';
+import * as errors from '../../functions/core/shared/errors.js';
 import { functionOfTask, loadDefinitions } from '../../infra/local/step-functions.js';
 
 // The definitions of infra/state-machines/ are valid ASL, call functions serverless.yml declares,

@@ -5,7 +5,7 @@ import {
   PutCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { ConflictError, NotFoundError } from '../../core/errors.js';
+import { ConflictError, NotFoundError } from '../../core/shared/errors.js';
 import { dynamoDbUnavailable } from './client.js';
 import { readAll } from './read-all.js';
 

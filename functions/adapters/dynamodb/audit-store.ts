@@ -6,11 +6,11 @@ import {
   GetCommand,
   PutCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { AuditReport } from '../../core/audit.js';
-import type { SliceJson } from '../../core/audit-merge.js';
-import { CheckpointTooLargeError } from '../../core/audit-retention.js';
-import type { CheckpointJson } from '../../core/audit-state.js';
-import { ConflictError } from '../../core/errors.js';
+import type { AuditReport } from '../../core/audit/auditor.js';
+import type { SliceJson } from '../../core/audit/merge-slices.js';
+import { CheckpointTooLargeError } from '../../core/audit/retention.js';
+import type { CheckpointJson } from '../../core/audit/topic-log.js';
+import { ConflictError } from '../../core/shared/errors.js';
 import { dynamoDbUnavailable } from './client.js';
 
 const KEEP_DAYS = 30;

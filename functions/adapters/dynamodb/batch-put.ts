@@ -1,5 +1,5 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { forEachBounded } from '../../core/bounded.js';
+import { forEachBounded } from '../../core/shared/for-each-bounded.js';
 import { dynamoDbUnavailable } from './client.js';
 
 /** DynamoDB's BatchWriteItem takes at most 25 puts (and 16 MB: 25 items of 400 KB fit). */

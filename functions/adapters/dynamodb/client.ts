@@ -1,11 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Deadline } from '../../core/deadline.js';
+import type { Deadline } from '../../core/shared/deadline.js';
 import {
   ConfigurationError,
   DependencyRefusedError,
   DependencyUnavailableError,
-} from '../../core/errors.js';
+} from '../../core/shared/errors.js';
 import { sdkClientWhere } from '../../platform/lazy-sdk-client.js';
 
 export interface DynamoDbOptions {

@@ -1,6 +1,6 @@
-import type { PartitionHistory } from '../../core/offset-changes.js';
-import type { HeldFinding } from '../../core/offset-holds.js';
-import type { OffsetObservation } from '../../core/offset-status.js';
+import type { HeldFinding } from '../../core/reconcile/offsets/judge-held.js';
+import type { OffsetObservation } from '../../core/reconcile/offsets/offset-status.js';
+import type { PartitionHistory } from '../../core/reconcile/offsets/partition-history.js';
 
 // How a history item's partitions are stored (attribute `parts`): compact JSON, partition →
 // { c: changes, g?: goneAt, h?: [status, since, good?], a?: [at, committed|null] }, each change

@@ -8,9 +8,9 @@ import {
   PutCommand,
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { Deadline } from '../../core/deadline.js';
-import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/outcomes.js';
-import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish-ports.js';
+import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish/ports.js';
+import type { Deadline } from '../../core/shared/deadline.js';
+import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/shared/outcomes.js';
 import { dynamoDbUnavailable, within } from './client.js';
 import { forEachPage } from './read-all.js';
 

@@ -1,5 +1,5 @@
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { MappingStore } from '../../core/reconcile-ports.js';
+import type { MappingStore } from '../../core/reconcile/ports.js';
 import { conditional } from './conditional.js';
 import { readAll } from './read-all.js';
 

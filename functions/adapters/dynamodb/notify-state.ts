@@ -6,11 +6,11 @@ import {
   GetCommand,
   PutCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { NotedStore } from '../../core/audit-notifier.js';
-import type { StreamCounts } from '../../core/audit-notify-rules.js';
-import { DependencyUnavailableError } from '../../core/errors.js';
-import type { IncidentStore, StoredIncident } from '../../core/group-notifier.js';
-import type { GroupStatus, Incident } from '../../core/notify-rules.js';
+import type { StreamCounts } from '../../core/notify/audit-changes.js';
+import type { NotedStore } from '../../core/notify/audit-notifier.js';
+import type { IncidentStore, StoredIncident } from '../../core/notify/group-notifier.js';
+import type { GroupStatus, Incident } from '../../core/notify/rules.js';
+import { DependencyUnavailableError } from '../../core/shared/errors.js';
 import { log } from '../../platform/log.js';
 import { orUnavailable } from './client.js';
 import { versionedDelete, versionedPut } from './conditional.js';

@@ -1,6 +1,6 @@
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { OffsetObservation } from '../../core/offset-status.js';
-import type { HistoryEntry, HistoryItem, OffsetHistory } from '../../core/reconcile-ports.js';
+import type { OffsetObservation } from '../../core/reconcile/offsets/offset-status.js';
+import type { HistoryEntry, HistoryItem, OffsetHistory } from '../../core/reconcile/ports.js';
 import { conditional } from './conditional.js';
 import { decodeParts, encodeParts } from './history-codec.js';
 import { readAll } from './read-all.js';

@@ -8,6 +8,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DoneRange } from '../../core/once/done-ranges.js';
 import type {
   LaneRanges,
   MarkKey,
@@ -15,8 +16,7 @@ import type {
   PendingDelete,
   StoredMark,
   StreamRanges,
-} from '../../core/once.js';
-import type { DoneRange } from '../../core/once-ranges.js';
+} from '../../core/once/run-once.js';
 import { dynamoDbUnavailable } from './client.js';
 import { conditional, overVersion } from './conditional.js';
 import { forEachPage } from './read-all.js';

@@ -1,6 +1,11 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { planCsv } from '../../core/restore.js';
-import { fromRow, type PlanStore, type TargetRow, toRow } from '../../core/stored-plan.js';
+import { planCsv } from '../../core/reconcile/restore-plan.js';
+import {
+  fromRow,
+  type PlanStore,
+  type TargetRow,
+  toRow,
+} from '../../core/reconcile/stored-plan.js';
 import { createChunkedItems } from './chunked-items.js';
 
 // Restore plans awaiting a decision, in the reconcile reports table beside the group's reports

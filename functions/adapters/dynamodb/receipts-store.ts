@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BatchWriteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { ReceiptBatch } from '../../core/receipts.js';
-import type { BucketCount } from '../../core/receipts-input.js';
+import type { ReceiptBatch } from '../../core/receipts/msk-receipts.js';
+import type { BucketCount } from '../../core/receipts/receipts-input.js';
 import { dynamoDbUnavailable } from './client.js';
 import { forEachPage, readPartition } from './read-all.js';
 

@@ -6,7 +6,7 @@ import {
   PutCommand,
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { ReportStore } from '../../core/reconcile-ports.js';
+import type { ReportStore } from '../../core/reconcile/ports.js';
 import { batchPut } from './batch-put.js';
 import { orUnavailable } from './client.js';
 import { conditional } from './conditional.js';

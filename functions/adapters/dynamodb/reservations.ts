@@ -7,8 +7,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Deadline } from '../../core/deadline.js';
-import type { KeyedPublish, KeyedPublishes } from '../../core/publish-ports.js';
+import type { KeyedPublish, KeyedPublishes } from '../../core/publish/ports.js';
+import type { Deadline } from '../../core/shared/deadline.js';
 import { dynamoDbUnavailable, within } from './client.js';
 
 /**

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Deadline } from '../../core/deadline.js';
-import type { SequenceAllocator, StreamCounter } from '../../core/publish-ports.js';
+import type { SequenceAllocator, StreamCounter } from '../../core/publish/ports.js';
+import type { Deadline } from '../../core/shared/deadline.js';
 import { dynamoDbUnavailable, isDeadlineAbort, within } from './client.js';
 
 /** Attempts of one allocation, all under the same name and all within the request's deadline. */

@@ -1,5 +1,5 @@
 import type { PutEventsCommand } from '@aws-sdk/client-eventbridge';
-import type { EventSink, OutgoingEvent } from '../../core/notify-events.js';
+import type { EventSink, OutgoingEvent } from '../../core/notify/events.js';
 import { lazySdkClient } from '../../platform/lazy-sdk-client.js';
 import { log } from '../../platform/log.js';
 

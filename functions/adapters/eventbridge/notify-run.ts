@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { NotifyOutcome } from '../../core/group-notifier.js';
+import type { NotifyOutcome } from '../../core/notify/group-notifier.js';
 import { log } from '../../platform/log.js';
 
 // A notifier runs after the work it reports on, and must never fail it: a store or EventBridge

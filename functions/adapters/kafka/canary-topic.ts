@@ -1,7 +1,7 @@
 import type { Kafka } from 'kafkajs';
-import type { CanaryPorts } from '../../core/canary.js';
-import { beforeDeadline, type Deadline } from '../../core/deadline.js';
-import { DependencyUnavailableError } from '../../core/errors.js';
+import type { CanaryPorts } from '../../core/canary/run-canary.js';
+import { beforeDeadline, type Deadline } from '../../core/shared/deadline.js';
+import { DependencyUnavailableError } from '../../core/shared/errors.js';
 import { lazyAdmin } from './lazy-admin.js';
 import { createLogScanner } from './log-scanner.js';
 

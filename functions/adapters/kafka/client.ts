@@ -64,7 +64,7 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
 
 /** What a kafkajs error means, where its name alone does not say it. */
 const MEANINGS: Readonly<Record<string, string>> = {
-  // Tally's own (core/deadline.ts): the request's deadline came before Kafka's answer.
+  // Tally's own (core/shared/deadline.ts): the request's deadline came before Kafka's answer.
   DeadlineExceeded: 'no answer in time',
   KafkaJSSASLAuthenticationError: 'Kafka refused the SASL credentials',
   // kafkajs drops FindCoordinator's own error (an authorization failure among them) for this one.

@@ -1,14 +1,14 @@
 import { AssignerProtocol, type Kafka } from 'kafkajs';
-import { forEachBounded } from '../../core/bounded.js';
-import { DependencyUnavailableError, TallyError } from '../../core/errors.js';
-import { ALL_GROUPS, type GroupScope } from '../../core/group-shards.js';
+import { ALL_GROUPS, type GroupScope } from '../../core/reconcile/group-shards.js';
 import type {
   ClusterSnapshot,
   GroupMember,
   GroupSnapshot,
   GroupSource,
   PartitionOffsets,
-} from '../../core/reconcile-ports.js';
+} from '../../core/reconcile/ports.js';
+import { DependencyUnavailableError, TallyError } from '../../core/shared/errors.js';
+import { forEachBounded } from '../../core/shared/for-each-bounded.js';
 import { kafkaFailure } from './client.js';
 import { createClusterIdentity } from './cluster-identity.js';
 import { isStaleTopicError, lazyAdmin } from './lazy-admin.js';

@@ -1,5 +1,5 @@
 import type { Kafka } from 'kafkajs';
-import { DependencyUnavailableError, NotFoundError } from '../../core/errors.js';
+import { DependencyUnavailableError, NotFoundError } from '../../core/shared/errors.js';
 import { isStaleTopicError, lazyAdmin } from './lazy-admin.js';
 
 /**

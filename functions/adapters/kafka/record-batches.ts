@@ -1,11 +1,11 @@
-import type { RecordOutcome } from '../../core/outcomes.js';
 import {
   RECORD_BATCH_OVERHEAD,
   recordBodyBytes,
   recordBytes,
   type SizedRecord,
   varintBytes,
-} from '../../core/record-size.js';
+} from '../../core/publish/record-size.js';
+import type { RecordOutcome } from '../../core/shared/outcomes.js';
 
 // kafkajs writes all records of one send for a partition as one record batch, and the broker
 // refuses a batch over the topic's max.message.bytes whole (MESSAGE_TOO_LARGE). So a request's

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka, Message, Producer, RecordMetadata } from 'kafkajs';
-import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/deadline.js';
-import type { RecordOutcome } from '../../core/outcomes.js';
-import { SESSION_HEADER } from '../../core/publish-plan.js';
-import type { OutgoingRecord, RecordSender } from '../../core/publish-ports.js';
-import { bodyBytes, headerBytes, headerNameBytes } from '../../core/record-size.js';
+import { SESSION_HEADER } from '../../core/publish/plan.js';
+import type { OutgoingRecord, RecordSender } from '../../core/publish/ports.js';
+import { bodyBytes, headerBytes, headerNameBytes } from '../../core/publish/record-size.js';
+import { beforeDeadline, type Deadline, DeadlineExceeded } from '../../core/shared/deadline.js';
+import type { RecordOutcome } from '../../core/shared/outcomes.js';
 import { createLeaderGuard, heldIn, type LeaderGuard, NO_PARTITION } from './leader-guard.js';
 import { encodeNullHeaderValues } from './null-header-values.js';
 import {

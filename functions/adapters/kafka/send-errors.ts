@@ -1,4 +1,4 @@
-import type { RecordOutcome } from '../../core/outcomes.js';
+import type { RecordOutcome } from '../../core/shared/outcomes.js';
 
 // What a kafkajs send failure means for the records in it. The safe direction is UNKNOWN: the
 // audit resolves an UNKNOWN from the log, while a wrong FAILED or NOT_SENT would hide a write.

@@ -1,7 +1,7 @@
 import { ConfigResourceTypes, type Kafka } from 'kafkajs';
-import { beforeDeadline, Deadline, DeadlineExceeded } from '../../core/deadline.js';
-import { DependencyUnavailableError } from '../../core/errors.js';
-import type { TopicCatalog, TopicDescription } from '../../core/publish-ports.js';
+import type { TopicCatalog, TopicDescription } from '../../core/publish/ports.js';
+import { beforeDeadline, Deadline, DeadlineExceeded } from '../../core/shared/deadline.js';
+import { DependencyUnavailableError } from '../../core/shared/errors.js';
 import { kafkaFailure } from './client.js';
 import { createClusterIdentity } from './cluster-identity.js';
 import { lazyAdmin } from './lazy-admin.js';

@@ -8,7 +8,7 @@ import {
   InvalidInputError,
   NotFoundError,
   UnprocessableInputError,
-} from '../../core/errors.js';
+} from '../../core/shared/errors.js';
 
 /** The value does not match its schema; `field` is the path to the first mismatch. */
 export class SchemaValidationError extends InvalidInputError {}

@@ -1,18 +1,23 @@
 // The publish core's SchemaEncoder port over the serializer: a record's pending key or value
-// (core/schema-input.ts) becomes its bytes in the wire format, and what went wrong becomes the
+// (core/rest-proxy/schema-input.ts) becomes its bytes in the wire format, and what went wrong becomes the
 // error REST Proxy answers for it (kafka-rest SchemaManagerImpl, SchemaRecordSerializerImpl,
 // Errors): a value its schema refuses is 400; a schema id or subject the registry does not have,
 // an id not registered under its subject, or an inline schema it will not register, is 42207
 // ("Error serializing message", 422); a version the subject does not have is 400; an inline
 // schema that does not parse is 42205. A registry that does not answer stays a retriable 503
 // (REST Proxy: 42207), nothing sent.
-import { InvalidInputError, type TallyError, UnprocessableInputError } from '../../core/errors.js';
+
 import type {
   EncodedPart,
   SchemaDataType,
   SchemaEncoder,
   SchemaPart,
-} from '../../core/schema-input.js';
+} from '../../core/rest-proxy/schema-input.js';
+import {
+  InvalidInputError,
+  type TallyError,
+  UnprocessableInputError,
+} from '../../core/shared/errors.js';
 import type { SchemaType } from './codec.js';
 import {
   SchemaNotFoundError,

@@ -4,7 +4,7 @@
 //
 // Nothing here ever puts a secret's content into an error or a log line: a malformed secret is
 // reported by which field is missing or what type it has, never by what it contains.
-import { ConfigurationError, DependencyUnavailableError } from '../../core/errors.js';
+import { ConfigurationError, DependencyUnavailableError } from '../../core/shared/errors.js';
 
 export type ScramCredentialSource = (
   | { readonly from: 'environment'; readonly username: string; readonly password: string }

@@ -1,5 +1,5 @@
 import type { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
-import { ConflictError, DependencyUnavailableError } from '../../core/errors.js';
+import { ConflictError, DependencyUnavailableError } from '../../core/shared/errors.js';
 import { lazySdkClient } from '../../platform/lazy-sdk-client.js';
 
 /** Errors Step Functions answers when nobody waits on a token any more. */

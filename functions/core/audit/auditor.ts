@@ -1,0 +1,437 @@
+import type { LedgerBlock } from '../publish/ports.js';
+import type { BucketCount } from '../receipts/receipts-input.js';
+import { foldOld, saveBounded } from './fold-old.js';
+import { link, topicBuckets } from './links.js';
+import { absorbSlices, type SlicePorts } from './merge-slices.js';
+import { identity, placeMissing, settle } from './placing.js';
+import { DEFAULT_RETENTION_MS, REPORT_ROWS } from './retention.js';
+import { type SeqFateFigures, type SeqFatePorts, SeqFates } from './seq-fates.js';
+import type { SeqRange } from './seq-ranges.js';
+import { type AuditFindings, type BucketRow, StreamAudit } from './stream-audit.js';
+import { type CheckpointJson, RecentRecords, TopicLog } from './topic-log.js';
+
+// An audit of one topic. It resumes reading the log where its checkpoint says the last run
+// stopped, stops itself at its deadline (saving where it got to), then compares per stream what
+// the log holds so far with the ledger and the receipts of the given groups, and settles UNKNOWN
+// outcomes in the ledger.
+
+export interface ScannedRecord {
+  readonly partition: number;
+  readonly offset: number;
+  /** The record's timestamp, ms since the epoch. */
+  readonly timestamp: number;
+  /** The `tally.*` header values as text (the first value of a repeated header). */
+  readonly headers: Readonly<Record<string, string | undefined>>;
+}
+
+export interface ScanRequest {
+  /** Partition → first offset to read; a partition not named is read from its log start. */
+  readonly from?: ReadonlyMap<number, number>;
+  /**
+   * Partition → offset to stop before; default: the high watermarks when the scan starts.
+   * With `until`, partitions it does not name are not read at all.
+   */
+  readonly until?: ReadonlyMap<number, number>;
+  /** The scan stops between batches at this time (ms since the epoch) and reports where. */
+  readonly deadlineAt: number;
+}
+
+export interface ScanResult {
+  readonly scanned: number;
+  /** Partition → next offset to read (where this scan stopped, or its end). */
+  readonly next: ReadonlyMap<number, number>;
+  /** Partition → log start offset when the scan started. */
+  readonly logStart: ReadonlyMap<number, number>;
+  /** Every partition was read to its end before the deadline. */
+  readonly complete: boolean;
+}
+
+export interface AuditPorts {
+  readonly ledger: {
+    forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void>;
+    /**
+     * The blocks of a stream written or rewritten at or after `since` (ms since the epoch), in
+     * any order, possibly with some older ones. Without it, every run reads the whole ledger.
+     */
+    forEachChangedBlock?(
+      stream: string,
+      since: number,
+      onBlock: (block: LedgerBlock) => void,
+    ): Promise<void>;
+    find(stream: string, seq: number): Promise<LedgerBlock | undefined>;
+    /**
+     * Settles a block, only while it is still the version read (`over`, when the store keeps
+     * versions): undefined when a retry reopened it since, and nothing is written.
+     */
+    write(
+      block: LedgerBlock,
+      deadline?: undefined,
+      over?: LedgerBlock['version'],
+    ): Promise<string | undefined>;
+  };
+  readonly log: {
+    scan(
+      topic: string,
+      request: ScanRequest,
+      onRecord: (record: ScannedRecord) => void,
+    ): Promise<ScanResult>;
+  };
+  readonly receipts: {
+    forEachBatch(
+      group: string,
+      stream: string,
+      onBatch: (batch: {
+        readonly seqs: readonly SeqRange[];
+        /** Seqs the group's once guard suppressed (delivered again, not acted on). */
+        readonly suppressed?: readonly SeqRange[];
+      }) => void,
+    ): Promise<void>;
+    /** Count-only receipts (Chaperone-style) a group posted for a topic. */
+    counts(group: string, topic: string): Promise<BucketCount[]>;
+  };
+  readonly checkpoints: {
+    load(topic: string): Promise<{ state: CheckpointJson; version: number } | undefined>;
+    /** Saves only if the stored version is still `version` (0: none yet); else ConflictError. */
+    save(topic: string, state: CheckpointJson, version: number): Promise<void>;
+  };
+  /** The streams' counters, to find seqs with no fate and void the old ones (audit-holes.ts). */
+  readonly seqFates?: SeqFatePorts;
+  /** Reconcile's REWIND/LOST events of a group on a topic, to explain consumer-side duplicates. */
+  readonly reconcile?: { events(group: string, topic: string): Promise<ReconcileEvent[]> };
+  /** Now, in ms since the epoch (default Date.now). */
+  readonly clock?: () => number;
+  /** Where fan-out children keep what they read of their partitions (audit-slice.ts). */
+  readonly slices?: SlicePorts;
+}
+
+export interface ReconcileEvent {
+  readonly at: string;
+  readonly partition: number;
+  readonly status: 'REWIND' | 'LOST';
+  readonly detail: object | undefined;
+}
+
+type ConsumerDuplicate = AuditFindings['consumerDuplicates'][number];
+
+/**
+ * Findings, with each consumer-side duplicate linked to the reconcile events that explain it.
+ * Each list names its newest LIST_CAP items; `leftOff` counts the older ones per list (their
+ * totals are in the rows).
+ */
+export type LinkedFindings = Omit<AuditFindings, 'consumerDuplicates'> & {
+  readonly consumerDuplicates: ReadonlyArray<
+    ConsumerDuplicate & { readonly reconcileEvents: readonly ReconcileEvent[] }
+  >;
+  readonly buckets: readonly BucketRow[];
+  /** Records read after their seq was folded: a late duplicate or a late first copy. */
+  readonly belowFloor?: number;
+  readonly leftOff?: Readonly<Record<string, number>>;
+} & Partial<SeqFateFigures>;
+
+export interface AuditRequest {
+  readonly topic: string;
+  readonly groups: readonly string[];
+  /** Reading the log stops here (ms since the epoch); the rest of the run needs time after. */
+  readonly scanDeadlineAt: number;
+  /**
+   * An UNKNOWN absent from the log is settled as not written only when its block is older than
+   * this: a request still in flight must not be judged.
+   */
+  readonly horizonMs: number;
+  readonly bucketMs: number;
+  /** Streams to compare even if none of their records is in the log (default: the topic's name). */
+  readonly streams?: readonly string[];
+  /**
+   * Detail older than this (ms) is folded into one row of totals per stream and for the topic
+   * (default DEFAULT_RETENTION_MS, 7 days): what bounds the checkpoint.
+   */
+  readonly retentionMs?: number;
+  /**
+   * How long a ledger write may take to show among the changed blocks after its write time
+   * (in-flight puts, index lag, clocks): each run reads again the blocks written this long
+   * before the previous one started (default LEDGER_LAG_MS).
+   */
+  readonly ledgerLagMs?: number;
+  /**
+   * A fan-out merge (audit-merge.ts): instead of reading the log, fold in the slices these
+   * children read since the checkpoint this run loads; the rest of the run is unchanged.
+   */
+  readonly fanOut?: { readonly slices: readonly string[] };
+}
+
+/** See AuditRequest.ledgerLagMs: longer than a publish invocation (29 s) and its DynamoDB calls (3 s). */
+export const LEDGER_LAG_MS = 60_000;
+
+export interface AuditReport {
+  readonly topic: string;
+  readonly at: string;
+  /** The log was read to the high watermarks of this run; otherwise the next run continues. */
+  readonly complete: boolean;
+  /** Records read by this run. */
+  readonly scanned: number;
+  /** Records read by every run so far. */
+  readonly scannedTotal: number;
+  /** Records in the topic without `tally.*` headers (not published through Tally). */
+  readonly untracked: number;
+  /** Records removed from the log (retention, deleteRecords) before any audit read them. */
+  readonly unread: number;
+  /** Where the next run starts reading, per partition. */
+  readonly checkpoint: ReadonlyArray<{ readonly partition: number; readonly next: number }>;
+  readonly streams: readonly LinkedFindings[];
+  /** Per time bucket: records of any kind in the log, and count-only receipts per group. */
+  readonly topicBuckets: ReadonlyArray<{
+    readonly start: string;
+    /** On a first row summing every bucket from `start` to here (folded or not listed). */
+    readonly until?: string;
+    readonly inLog: number;
+    readonly counted: Readonly<Record<string, number>>;
+  }>;
+  /** UNKNOWN outcomes this run settled in the ledger. */
+  readonly settled: { readonly landed: number; readonly notWritten: number };
+  /** Wall time per phase (ledger, scan, receipts, lookup, compare, checkpoint), ms. */
+  readonly timingsMs?: Readonly<Record<string, number>>;
+  /** Detail before `foldedBefore` is only in totals; `overflow` says why a save folded it all. */
+  readonly retention?: {
+    readonly horizonMs: number;
+    readonly foldedBefore?: string;
+    readonly overflow?: string;
+  };
+}
+
+export function createAuditor(ports: AuditPorts) {
+  const clock = ports.clock ?? Date.now;
+  return {
+    async run(request: AuditRequest): Promise<AuditReport> {
+      const startedAt = clock();
+      const at = new Date(startedAt).toISOString();
+      const { topic, bucketMs } = request;
+      const saved = await ports.checkpoints.load(topic);
+      const state = new TopicLog(topic, saved?.state);
+      const audits = new Map<string, StreamAudit>();
+      const unknownBlocks = new Map<string, LedgerBlock[]>();
+      const fates = new SeqFates(startedAt - request.horizonMs);
+      const auditOf = (stream: string) => {
+        let audit = audits.get(stream);
+        if (audit === undefined) {
+          audit = new StreamAudit(stream, state.stream(stream), {
+            bucketMs,
+            judgeBefore: startedAt,
+          });
+          audits.set(stream, audit);
+        }
+        return audit;
+      };
+      const readLedger = async (stream: string) => {
+        const audit = auditOf(stream);
+        const view = state.stream(stream).ledger;
+        const keep = new Map<number, LedgerBlock>();
+        const read = new Set<number>();
+        const onBlock = (block: LedgerBlock) => {
+          read.add(block.firstSeq);
+          const rewritten = view.isRewrite(block);
+          // Every block counts for the seqs' fates (holes are seqs no block holds), folded or not.
+          view.addFates(block);
+          if (block.topic !== topic) return;
+          if (audit.replaceLedgerBlock(block, rewritten)) {
+            keep.set(block.firstSeq, block);
+            view.unknownBlocks.add(block.firstSeq);
+          } else view.unknownBlocks.delete(block.firstSeq);
+        };
+        const changed = ports.ledger.forEachChangedBlock?.bind(ports.ledger);
+        if (changed && view.since !== undefined) {
+          await changed(stream, view.since, onBlock);
+          // Blocks still UNKNOWN that did not change are needed whole to settle them.
+          for (const firstSeq of [...view.unknownBlocks]) {
+            if (read.has(firstSeq)) continue;
+            const block = await ports.ledger.find(stream, firstSeq);
+            if (block?.firstSeq === firstSeq) onBlock(block);
+            else view.unknownBlocks.delete(firstSeq);
+          }
+        } else {
+          view.clear();
+          await ports.ledger.forEachBlock(stream, onBlock);
+        }
+        if (changed) view.since = startedAt - (request.ledgerLagMs ?? LEDGER_LAG_MS);
+        fates.addView(stream, view);
+        unknownBlocks.set(
+          stream,
+          [...keep.values()].sort((a, b) => a.firstSeq - b.firstSeq),
+        );
+      };
+
+      // The ledger of streams already known first, so the scan can place their UNKNOWN records.
+      const known = new Set([...state.streams.keys(), ...(request.streams ?? []), topic]);
+      const timings = new Timings();
+      const recent = new RecentRecords();
+      for (const stream of known) await timings.time('ledger', () => readLedger(stream));
+
+      // A fan-out merge folds in what its children read instead of reading the log itself.
+      const scan = await timings.time('scan', () =>
+        request.fanOut
+          ? absorbSlices(slicesOf(ports), topic, state, saved?.version ?? 0, request.fanOut.slices)
+          : ports.log.scan(
+              topic,
+              { from: state.next, deadlineAt: request.scanDeadlineAt },
+              recordReader(state, audits, recent, bucketMs),
+            ),
+      );
+      for (const [partition, low] of scan.logStart) {
+        const from = state.next.get(partition);
+        if (from !== undefined && low > from) state.unread += low - from;
+      }
+      for (const [partition, next] of scan.next) state.next.set(partition, next);
+      state.scanned += scan.scanned;
+
+      for (const stream of state.streams.keys()) {
+        if (!audits.has(stream)) await timings.time('ledger', () => readLedger(stream));
+      }
+      for (const [stream, audit] of audits) {
+        for (const group of request.groups) {
+          await timings.time('receipts', () =>
+            ports.receipts.forEachBatch(group, stream, (batch) =>
+              audit.addReceipts(group, batch.seqs, batch.suppressed),
+            ),
+          );
+        }
+      }
+      await timings.time('lookup', () =>
+        placeMissing(ports, request, state, audits, recent, unknownBlocks, clock),
+      );
+
+      const fateFigures =
+        ports.seqFates &&
+        (await fates.settle(ports.seqFates, topic, audits.keys(), {
+          complete: scan.complete,
+          seen: (stream, seq) => {
+            const log = state.stream(stream);
+            return seq <= log.floor ? undefined : log.log.timesOf(seq) > 0;
+          },
+        }));
+      const streams: LinkedFindings[] = [];
+      let landed = 0;
+      let notWritten = 0;
+      const compared = performance.now();
+      const horizonAt = startedAt - request.horizonMs;
+      for (const [stream, audit] of audits) {
+        const findings = audit.findings(scan.complete);
+        for (const block of unknownBlocks.get(stream) ?? []) {
+          const settled = settle(block, state.stream(stream), findings, horizonAt);
+          if (!settled) continue;
+          // A retry may have reopened the block since it was read (its records in flight again):
+          // the settling lands only over the version read, else the next run sees the new one.
+          if ((await ports.ledger.write(settled, undefined, block.version)) === undefined) continue;
+          block.outcomes.forEach((before, i) => {
+            const after = settled.outcomes[i];
+            if (before.status !== 'UNKNOWN' || after === undefined) return;
+            if (after.status === 'ACKED') landed++;
+            if (after.status === 'NOT_SENT') notWritten++;
+          });
+        }
+        const rows = audit.buckets(scan.complete, REPORT_ROWS);
+        const linked = await link(ports, topic, stream, findings, rows);
+        const { belowFloor } = state.stream(stream);
+        streams.push({
+          ...linked,
+          ...(belowFloor > 0 && { belowFloor }),
+          ...fateFigures?.get(stream),
+        });
+      }
+      timings.add('compare', performance.now() - compared);
+      const retentionMs = request.retentionMs ?? DEFAULT_RETENTION_MS;
+      const folding = { bucketMs, complete: scan.complete };
+      foldOld(state, audits, { ...folding, cutoff: startedAt - retentionMs });
+      const save = (json: CheckpointJson) =>
+        ports.checkpoints.save(topic, json, saved?.version ?? 0);
+      const overflow = await timings.time('checkpoint', () =>
+        saveBounded(save, state, audits, folding),
+      );
+
+      return {
+        topic,
+        at,
+        complete: scan.complete,
+        scanned: scan.scanned,
+        scannedTotal: state.scanned,
+        untracked: state.untracked,
+        unread: state.unread,
+        checkpoint: [...state.next].map(([partition, next]) => ({ partition, next })),
+        streams,
+        topicBuckets: await topicBuckets(ports, request, state),
+        settled: { landed, notWritten },
+        timingsMs: timings.toJSON(),
+        retention: {
+          horizonMs: retentionMs,
+          ...(state.foldedBefore > 0
+            ? { foldedBefore: new Date(state.foldedBefore).toISOString() }
+            : {}),
+          ...(overflow === undefined ? {} : { overflow }),
+        },
+      };
+    },
+  };
+}
+
+/**
+ * What a scan does with each record: counts it in the topic's state (`audits` says which seqs
+ * are UNKNOWN outcomes worth placing) and names the earlier copies of a repeat still in `recent`.
+ */
+export function recordReader(
+  state: TopicLog,
+  audits: ReadonlyMap<string, StreamAudit>,
+  recent: RecentRecords,
+  bucketMs: number,
+): (record: ScannedRecord) => void {
+  return (record) => {
+    state.countInBucket(record.timestamp, bucketMs);
+    const id = identity(record.headers);
+    if (id === undefined) {
+      state.untracked++;
+      return;
+    }
+    const audit = audits.get(id.stream);
+    const log = state.stream(id.stream);
+    // Built field by field: spreading the record costs more than the rest of this callback.
+    const entry = {
+      seq: id.seq,
+      partition: record.partition,
+      offset: record.offset,
+      timestamp: record.timestamp,
+      session: record.headers['tally.session'] ?? '',
+    };
+    const before = log.add(entry, bucketMs, audit?.isUnknown(id.seq) ?? false);
+    // Earlier copies are looked for only for a repeat that is described (at most
+    // MAX_PLACED are): each look reads the whole window.
+    if (before > 0 && log.placements.has(id.seq))
+      for (const copy of recent.find(id.stream, id.seq)) log.place(id.seq, copy);
+    recent.push(id.stream, id.seq, entry);
+  };
+}
+
+function slicesOf(ports: AuditPorts): SlicePorts {
+  if (ports.slices === undefined) throw new TypeError('a fan-out merge needs the slices port');
+  return ports.slices;
+}
+
+/** Wall time per phase of a run, in ms. */
+class Timings {
+  readonly #ms: Record<string, number> = {};
+
+  add(phase: string, ms: number): void {
+    this.#ms[phase] = (this.#ms[phase] ?? 0) + ms;
+  }
+
+  async time<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.add(phase, performance.now() - start);
+    }
+  }
+
+  toJSON(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.#ms).map(([k, v]) => [k, Math.round(v)]));
+  }
+}
+
+/** UNKNOWN outcomes of `blocks` the log holds a copy of, where this run has not found it yet. */

@@ -1,0 +1,128 @@
+import type { LedgerBlock } from '../publish/ports.js';
+import type { RecordOutcome } from '../shared/outcomes.js';
+import type {
+  AuditPorts,
+  AuditReport,
+  AuditRequest,
+  LinkedFindings,
+  ReconcileEvent,
+} from './auditor.js';
+import { newest, REPORT_ROWS } from './retention.js';
+import type { AuditFindings, BucketRow } from './stream-audit.js';
+import { bucketOf, type TopicLog } from './topic-log.js';
+
+// What a report says beside the findings: capped lists, the reconcile events that explain a
+// group's redeliveries, and the topic's time buckets.
+
+export function capped(findings: AuditFindings): {
+  findings: AuditFindings;
+  leftOff?: Record<string, number>;
+} {
+  const leftOff: Record<string, number> = {};
+  const cut = <T>(name: string, items: readonly T[]): T[] => {
+    const { kept, leftOff: n } = newest(items);
+    if (n > 0) leftOff[name] = n;
+    return kept;
+  };
+  const cutFindings: AuditFindings = {
+    ...findings,
+    producerDuplicates: cut('producerDuplicates', findings.producerDuplicates),
+    consumerDuplicates: cut('consumerDuplicates', findings.consumerDuplicates),
+    lost: cut('lost', findings.lost),
+    pending: cut('pending', findings.pending),
+    unknownLanded: cut('unknownLanded', findings.unknownLanded),
+    unknownAbsent: cut('unknownAbsent', findings.unknownAbsent),
+  };
+  return Object.keys(leftOff).length > 0
+    ? { findings: cutFindings, leftOff }
+    : { findings: cutFindings };
+}
+
+/** Names where lost records were acknowledged and links redeliveries to reconcile's events. */
+export async function link(
+  ports: AuditPorts,
+  topic: string,
+  stream: string,
+  uncapped: AuditFindings,
+  buckets: BucketRow[],
+): Promise<LinkedFindings> {
+  const { findings, leftOff } = capped(uncapped);
+  const lost: Array<LinkedFindings['lost'][number]> = [];
+  for (const range of findings.lost) {
+    const block: LedgerBlock | undefined =
+      lost.length < 100 ? await ports.ledger.find(stream, range.from) : undefined;
+    const outcome: RecordOutcome | undefined = block?.outcomes[range.from - block.firstSeq];
+    lost.push(
+      outcome?.status === 'ACKED'
+        ? { ...range, acked: { partition: outcome.partition, offset: Number(outcome.offset) } }
+        : range,
+    );
+  }
+  const events = new Map<string, ReconcileEvent[]>();
+  for (const group of new Set(findings.consumerDuplicates.map((d) => d.group))) {
+    events.set(group, (await ports.reconcile?.events(group, topic)) ?? []);
+  }
+  return {
+    ...findings,
+    lost,
+    consumerDuplicates: findings.consumerDuplicates.map((d) => ({
+      ...d,
+      reconcileEvents: events.get(d.group) ?? [],
+    })),
+    buckets,
+    ...(leftOff ? { leftOff } : {}),
+  };
+}
+
+/**
+ * Per time bucket, the topic's records in the log and count-only receipts per group: the newest
+ * REPORT_ROWS buckets one by one, and a first row summing older ones (folded or not listed).
+ */
+export async function topicBuckets(
+  ports: AuditPorts,
+  request: AuditRequest,
+  state: TopicLog,
+): Promise<AuditReport['topicBuckets']> {
+  const counted = new Map<number, Record<string, number>>();
+  for (const group of request.groups) {
+    for (const bucket of await ports.receipts.counts(group, request.topic)) {
+      const start = bucketOf(Date.parse(bucket.start), request.bucketMs);
+      const row = counted.get(start) ?? {};
+      row[group] = (row[group] ?? 0) + bucket.count;
+      counted.set(start, row);
+    }
+  }
+  const starts = [...new Set([...state.topicBuckets.keys(), ...counted.keys()])].sort(
+    (a, b) => a - b,
+  );
+  const rowOf = (start: number) => ({
+    inLog: start < state.foldedBefore ? 0 : (state.topicBuckets.get(start) ?? 0),
+    counted: counted.get(start) ?? {},
+  });
+  const { kept, leftOff } = newest(starts, REPORT_ROWS);
+  const rows: Array<AuditReport['topicBuckets'][number]> = kept.map((start) => ({
+    start: new Date(start).toISOString(),
+    ...rowOf(start),
+  }));
+  const unlisted = starts.slice(0, leftOff);
+  if (unlisted.length === 0 && state.olderInLog === 0) return rows;
+  const older = { inLog: state.olderInLog, counted: {} as Record<string, number> };
+  for (const start of unlisted) {
+    const row = rowOf(start);
+    older.inLog += row.inLog;
+    for (const [group, n] of Object.entries(row.counted))
+      older.counted[group] = (older.counted[group] ?? 0) + n;
+  }
+  const since = Math.min(
+    state.foldedSince ?? Number.POSITIVE_INFINITY,
+    unlisted[0] ?? Number.POSITIVE_INFINITY,
+  );
+  const until = Math.max(
+    state.foldedBefore,
+    (unlisted[unlisted.length - 1] ?? 0) + request.bucketMs,
+  );
+  return [
+    { start: new Date(since).toISOString(), until: new Date(until).toISOString(), ...older },
+    ...rows,
+  ];
+}

@@ -1,0 +1,185 @@
+import type { Deadline } from '../shared/deadline.js';
+import type { RecordOutcome } from '../shared/outcomes.js';
+
+// What the publish core needs from the outside world. Adapters implement these; unit tests pass
+// fakes.
+
+export interface TopicDescription {
+  readonly partitions: number;
+  /** The topic's max.message.bytes. */
+  readonly maxMessageBytes: number;
+}
+
+export interface TopicCatalog {
+  /** undefined when the topic does not exist. Bounded by the deadline. */
+  describe(topic: string, deadline: Deadline): Promise<TopicDescription | undefined>;
+}
+
+/** A record ready for the wire: partition chosen, headers stamped. */
+export interface OutgoingRecord {
+  readonly partition: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, Buffer | Buffer[]>>;
+  readonly timestamp: number;
+}
+
+export interface RecordSender {
+  /** The producer session that will most likely send the next records. */
+  session(): Promise<string>;
+  /**
+   * Sends and returns one outcome per record, in order, and the session that sent them (it
+   * stamps `tally.session`). Never rejects for Kafka errors; never outlives the deadline.
+   */
+  send(
+    topic: string,
+    records: readonly OutgoingRecord[],
+    deadline: Deadline,
+  ): Promise<{ readonly session: string; readonly outcomes: readonly RecordOutcome[] }>;
+}
+
+/** Seqs handed out to one request. */
+export interface Allocation {
+  readonly firstSeq: number;
+  /**
+   * The topic the stream's first allocation was for, set once on its counter (undefined on a
+   * counter older than it). Only seqs sent to this topic may go out before any ledger write: its
+   * audit is the one that looks for them in the log before voiding a hole.
+   */
+  readonly homeTopic: string | undefined;
+  /** When the counter handed these seqs out (epoch ms, taken before the call). */
+  readonly allocatedAt: number;
+}
+
+export interface SequenceAllocator {
+  /**
+   * Reserves `count` consecutive numbers of `stream` for a request to `topic`. Retries within the
+   * deadline without spending a second block when an earlier attempt was applied.
+   */
+  allocate(stream: string, count: number, topic: string, deadline: Deadline): Promise<Allocation>;
+}
+
+/** How far a stream's seqs were allocated: every seq 1..lastSeq must have one fate. */
+export interface StreamCounter {
+  /** undefined when the stream has never allocated. `updatedAt`: its last allocation (epoch ms). */
+  read(
+    stream: string,
+    deadline?: Deadline,
+  ): Promise<
+    | { readonly lastSeq: number; readonly updatedAt: number; readonly homeTopic?: string }
+    | undefined
+  >;
+}
+
+/** A contiguous run of a stream's sequence numbers and what happened to each. */
+export interface LedgerBlock {
+  readonly stream: string;
+  readonly firstSeq: number;
+  readonly topic: string;
+  readonly session: string;
+  readonly idempotencyKey: string | undefined;
+  readonly outcomes: readonly RecordOutcome[];
+  /** When the block was last written (epoch ms), when read back from the store. */
+  readonly writtenAt?: number;
+  /**
+   * Which write of the block this is, when read back from the store: every write sets a new one,
+   * and a write `over` it lands only while it is still the block's latest ('' for a block
+   * written before versions existed).
+   */
+  readonly version?: string;
+}
+
+/**
+ * What a conditional ledger write expects to replace: the version its writer opened or read,
+ * or 'absent' (no block starts at its first seq yet).
+ */
+export type LedgerVersion = string | 'absent';
+
+export interface Ledger {
+  /**
+   * Writes the block and returns the version written. With `over`, only while the block is
+   * still that version (or absent): a write that lost its place — an attempt past its deadline
+   * whose write lands after its retry opened the block, an audit settling what a retry reopened
+   * since it read it — returns undefined and changes nothing. Without `over`, whatever is there.
+   */
+  write(block: LedgerBlock, deadline?: Deadline, over?: LedgerVersion): Promise<string | undefined>;
+  /**
+   * A request's first write of its block, before sending, whatever an earlier attempt left:
+   * refused ('voided') when the audit has marked the block's first seq VOID, so a voided seq is
+   * never sent. Its version is what the request's later writes expect.
+   */
+  open(block: LedgerBlock, deadline: Deadline): Promise<{ readonly version: string } | 'voided'>;
+  /**
+   * Records a block of VOID outcomes unless a block already starts at its first seq (a
+   * publisher's, or an earlier VOID): false then, and nothing is written.
+   */
+  void(block: LedgerBlock, deadline?: Deadline): Promise<boolean>;
+  /**
+   * Records a block the audit found in the log with no ledger block (UNKNOWN, settled by the
+   * UNKNOWN rules), unless a block already starts at its first seq: false then.
+   */
+  fill(block: LedgerBlock, deadline?: Deadline): Promise<boolean>;
+  /** The block holding `seq`, if any. */
+  find(stream: string, seq: number, deadline?: Deadline): Promise<LedgerBlock | undefined>;
+  /** Every block of a stream in seq order, handed over a page at a time (the audit reads all). */
+  forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void>;
+  /** The blocks written or rewritten at or after `since` (ms), in any order (the audit's reads). */
+  forEachChangedBlock?(
+    stream: string,
+    since: number,
+    onBlock: (block: LedgerBlock) => void,
+  ): Promise<void>;
+}
+
+/** Sequence numbers bound to an Idempotency-Key, so a retry reuses them. */
+export interface Reservation {
+  readonly idempotencyKey: string;
+  readonly fingerprint: string;
+  readonly stream: string;
+  readonly topic: string;
+  readonly firstSeq: number;
+  readonly count: number;
+  /** The first attempt's time: records without a timestamp of their own keep it on retries. */
+  readonly timestamp: number;
+}
+
+/**
+ * One item per Idempotency-Key: the reservation (its seqs), the lock (a request is working on
+ * it until `lockedUntil`, its deadline) and, once every outcome is final, the stored answer.
+ */
+export interface KeyedPublish extends Reservation {
+  /** Epoch ms until which a request holds the key; 0 when none does. */
+  readonly lockedUntil: number;
+  /** The answer every retry gets, once stored (only final outcomes are stored). */
+  readonly answer?: unknown;
+}
+
+export interface KeyedPublishes {
+  get(idempotencyKey: string, deadline?: Deadline): Promise<KeyedPublish | undefined>;
+  /**
+   * Stores it (locked) unless the key already has an item; returns the one that is stored. One
+   * conditional put; a lost race costs one read more.
+   */
+  claim(item: KeyedPublish, deadline: Deadline): Promise<KeyedPublish>;
+  /**
+   * Takes the lock of a key whose item has no answer and whose lock is the one seen
+   * (`seenUntil`, expired or 0): false when another request took it or answered first.
+   */
+  lock(
+    idempotencyKey: string,
+    seenUntil: number,
+    until: number,
+    deadline: Deadline,
+  ): Promise<boolean>;
+  /**
+   * Ends the request holding the lock `heldUntil`: stores `answer` when given (the key then
+   * replays it), else only releases the lock so a retry may run now. False when the lock was no
+   * longer this request's.
+   */
+  finish(
+    idempotencyKey: string,
+    heldUntil: number,
+    answer: unknown,
+    deadline?: Deadline,
+  ): Promise<boolean>;
+}

@@ -1,0 +1,169 @@
+import {
+  DependencyUnavailableError,
+  type TallyError,
+  UnprocessableInputError,
+} from '../shared/errors.js';
+import type { RecordOutcome } from '../shared/outcomes.js';
+import { LostKeyRace } from './key-rules.js';
+import { type PlannedRecord, stamp } from './plan.js';
+import type { Ledger, LedgerBlock, LedgerVersion, RecordSender } from './ports.js';
+import type { PublishRequest } from './publisher.js';
+
+// A publish's send: the ledger block opened first where the plan in core/publish/publisher.ts asks for
+// it (side by side with a first attempt's key claim), the send, and the outcomes' write.
+
+/** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
+const AFTER_SEND_MS = 250;
+
+export function createSendStep(ports: { readonly sender: RecordSender; readonly ledger: Ledger }) {
+  /** Records VOID a block this request allocated and will never send (best effort). */
+  async function voidUnsent(request: PublishRequest, block: LedgerBlock, opened?: string) {
+    const message = 'allocated; the request stopped before sending, nothing was sent';
+    const outcomes = block.outcomes.map((): RecordOutcome => ({ status: 'VOID', message }));
+    const voided = { ...block, outcomes };
+    // A block this request opened is its own to overwrite; otherwise only where none starts.
+    await (opened !== undefined
+      ? ports.ledger.write(voided, request.deadline, opened)
+      : ports.ledger.void(voided, request.deadline)
+    ).catch(() => false);
+  }
+
+  /**
+   * The block's first write, conditional so that seqs the audit has voided are never sent, side
+   * by side with `claim` (a first attempt's key item) when there is one. When either fails the
+   * request has seqs and sends nothing: without a key (or when the key was not claimed) nothing
+   * will ever use them, so they are recorded VOID if the deadline allows (else they stay a hole
+   * the audit voids later); with a key claimed the item keeps them for a retry. Returns what
+   * the request's outcome write expects to replace: the version it opened, or no block at all.
+   */
+  async function open(
+    request: PublishRequest,
+    block: LedgerBlock,
+    claim: (() => Promise<void>) | undefined,
+    ahead: boolean,
+  ): Promise<LedgerVersion> {
+    const [opened, claimed] = await Promise.allSettled([
+      ahead ? ports.ledger.open(block, request.deadline) : Promise.resolve('unopened' as const),
+      claim?.(),
+    ]);
+    const version =
+      opened.status === 'fulfilled' && typeof opened.value === 'object'
+        ? opened.value.version
+        : undefined;
+    // Without a key, or with a key another request won, nothing will ever send these seqs. A
+    // claim that failed otherwise may have been applied (its answer lost): the key may hold the
+    // seqs for a retry, so they are left as they are (a hole the audit voids, if not).
+    const lost = claimed.status === 'rejected' && claimed.reason instanceof LostKeyRace;
+    const nobody = request.idempotencyKey === undefined && opened.status === 'rejected';
+    const giveBack = lost && !ahead && (claimed.reason as LostKeyRace).giveBack;
+    if (giveBack) giveBack();
+    else if (lost || nobody) {
+      await voidUnsent(request, block, version);
+    }
+    if (opened.status === 'rejected') throw opened.reason;
+    if (claimed.status === 'rejected') {
+      const race = claimed.reason as LostKeyRace;
+      // A claim asked first hands its finding up whole: the request is answered from it.
+      throw lost ? (race.winner !== undefined ? race : race.error) : claimed.reason;
+    }
+    if (opened.value === 'voided') throw voidedError(request, block.firstSeq);
+    return version ?? 'absent';
+  }
+
+  /**
+   * Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded.
+   * The outcome write is returned running (`recorded`), so a key's answer is stored beside it.
+   * It lands only over the block this request opened (or where none is, on the fast path): an
+   * attempt whose write arrives after its retry opened the block, or after the audit settled
+   * it, must not put its own "not sent" over a later attempt's "may have landed" (chaos seed 109).
+   */
+  async function sendAndRecord(
+    request: PublishRequest,
+    firstSeq: number,
+    planned: readonly PlannedRecord[],
+    warnings: string[],
+    claim: (() => Promise<void>) | undefined,
+    ahead: boolean,
+  ): Promise<{ final: RecordOutcome[]; recorded: Promise<void> }> {
+    const session = await ports.sender.session();
+    const block = (outcomes: RecordOutcome[], sentBy: string) => ({
+      stream: request.stream,
+      firstSeq,
+      topic: request.topic,
+      session: sentBy,
+      idempotencyKey: request.idempotencyKey,
+      outcomes,
+    });
+    const inFlight: RecordOutcome = {
+      status: 'UNKNOWN',
+      message: `sent by session ${session}, no answer recorded`,
+    };
+    const opened = await open(
+      request,
+      block(
+        planned.map((p) => p.kept ?? inFlight),
+        session,
+      ),
+      claim,
+      ahead,
+    );
+    const toSend = planned.filter((p) => p.kept === undefined);
+    const sent = await ports.sender.send(
+      request.topic,
+      toSend.map((p) => ({
+        partition: p.partition,
+        key: p.input.key?.bytes ?? null,
+        value: p.input.value?.bytes ?? null,
+        headers: stamp(p.input, request, p.seq),
+        timestamp: p.timestamp,
+      })),
+      // Time is kept back for the writes after the send (outcomes, the key's answer): the
+      // deadline bounds them too, and a send that took all of it would leave them none.
+      request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
+    );
+    const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
+    const final = planned.map((p) => p.kept ?? resent(p, outcomes.get(p.seq) ?? inFlight));
+    const recorded = ports.ledger.write(block(final, sent.session), request.deadline, opened).then(
+      (written) => {
+        if (written !== undefined) return;
+        warnings.push(
+          'outcomes not recorded in the ledger: a later attempt or the audit wrote the block since this request opened it',
+        );
+      },
+      (error: unknown) => {
+        // A write that timed out may still land; one that never does leaves what was there.
+        const there =
+          opened === 'absent'
+            ? 'no block holds these seqs yet: the audit places them from the log, or records them VOID'
+            : 'it says UNKNOWN unless this write lands late, and the audit settles it from the log';
+        warnings.push(`outcomes not recorded in the ledger (${there}): ${String(error)}`);
+      },
+    );
+    return { final, recorded };
+  }
+
+  return { sendAndRecord };
+}
+
+/** The audit voided this request's seqs (it sent nothing before its horizon): they stay unsent. */
+/**
+ * A resend's outcome, given what earlier attempts left: after an UNKNOWN, only ACKED is news. A
+ * resend refused or never sent says nothing about the earlier copy, which may be in the log.
+ */
+function resent(planned: PlannedRecord, now: RecordOutcome): RecordOutcome {
+  const earlier = planned.mayHaveLanded;
+  if (earlier === undefined || now.status === 'ACKED' || now.status === 'UNKNOWN') return now;
+  return {
+    status: 'UNKNOWN',
+    message: `an earlier attempt may have written it (${'message' in earlier ? earlier.message : 'no answer'}); this one: ${now.status}, ${now.message}`,
+  };
+}
+
+export function voidedError(request: PublishRequest, firstSeq: number): TallyError {
+  const what = `seqs from ${firstSeq} of stream ${request.stream} were voided by the audit (allocated long ago, never sent); nothing was sent`;
+  return request.idempotencyKey === undefined
+    ? new DependencyUnavailableError(`${what}; retry`, { retryAfterSeconds: 1 })
+    : new UnprocessableInputError(`Idempotency-Key: ${what}; retry with a new key`, {
+        field: 'Idempotency-Key',
+      });
+}

@@ -1,0 +1,148 @@
+import type { GroupScope } from './group-shards.js';
+import type { OffsetObservation } from './offsets/offset-status.js';
+import type { PartitionHistory } from './offsets/partition-history.js';
+
+// What the reconcile core needs from the outside world; adapters implement these.
+
+/** One member of a consumer group, as the group coordinator describes it. */
+export interface GroupMember {
+  readonly memberId: string;
+  readonly clientId: string;
+  readonly clientHost: string;
+  /** topic → partitions assigned to this member. */
+  readonly assignment: Readonly<Record<string, readonly number[]>>;
+}
+
+export interface PartitionOffsets {
+  readonly topic: string;
+  readonly partition: number;
+  /** null when the group has no commit for it (Kafka's -1). */
+  readonly committed: number | null;
+  readonly logStart: number;
+  readonly logEnd: number;
+}
+
+export interface GroupSnapshot {
+  readonly groupId: string;
+  /** Kafka's group state (Stable, Empty, PreparingRebalance, Dead…); 'Unknown' when gone. */
+  readonly state: string;
+  readonly members: readonly GroupMember[];
+  readonly partitions: readonly PartitionOffsets[];
+}
+
+export interface ClusterSnapshot {
+  readonly observedAt: number;
+  readonly groups: readonly GroupSnapshot[];
+  /** What could not be read (a group whose describe failed…): the report is then partial. */
+  readonly unreadable: readonly string[];
+  readonly adminCalls: number;
+}
+
+export interface GroupSource {
+  /**
+   * Every live group, plus the groups and partitions known from history (`group → topic#partition`),
+   * which are reported without a commit when Kafka no longer has one. With a `scope`, only the
+   * groups it owns are described and fetched (one shard of the fan-out).
+   */
+  read(
+    also: ReadonlyMap<string, ReadonlySet<string>>,
+    scope?: GroupScope,
+  ): Promise<ClusterSnapshot>;
+}
+
+/** A stored mapping and the observation time it was written from (its version). */
+export interface StoredMapping {
+  readonly pk: string;
+  readonly sk: string;
+  readonly attributes: Readonly<Record<string, string | number>>;
+  readonly lastSeenAt: number;
+}
+
+export interface MappingStore {
+  list(): Promise<StoredMapping[]>;
+  /** Writes unless the stored item was seen later; returns false when a newer one won. */
+  upsert(mapping: StoredMapping): Promise<boolean>;
+  /**
+   * Deletes only if the item is still the one the decision was based on (lastSeenAt unchanged):
+   * a late delete can never remove a mapping written after it. Returns false when it kept it.
+   */
+  deleteIfUnchanged(mapping: StoredMapping): Promise<boolean>;
+}
+
+/** A group/partition's window as stored before offset history was kept per item (legacy). */
+export interface HistoryEntry {
+  readonly group: string;
+  readonly key: string; // topic#partition
+  readonly window: readonly OffsetObservation[];
+  readonly version: number;
+}
+
+/**
+ * One stored item of a group's offset history: the partitions of one topic in one chunk
+ * (offset-changes.ts), versioned so two overlapping runs cannot interleave a window.
+ */
+export interface HistoryItem {
+  readonly group: string;
+  /** `topic#w<chunk>`; whatever it is, a partition stays in the item it was stored in. */
+  readonly id: string;
+  readonly topic: string;
+  readonly partitions: ReadonlyMap<number, PartitionHistory>;
+  /** 0 when not stored yet. */
+  readonly version: number;
+}
+
+export interface StoredHistory {
+  readonly items: readonly HistoryItem[];
+  /** Items of the old per-partition shape, read so an upgrade keeps its windows. */
+  readonly legacy: readonly HistoryEntry[];
+}
+
+export interface OffsetHistory {
+  loadAll(): Promise<StoredHistory>;
+  /** Saves unless another run saved since `item.version` was read; false when it lost. */
+  save(item: HistoryItem, partitions: ReadonlyMap<number, PartitionHistory>): Promise<boolean>;
+  /** Deletes unless another run saved since `item.version` was read; false when it kept it. */
+  remove(item: HistoryItem): Promise<boolean>;
+  /** Deletes a legacy item unless it changed since read (its windows now live in an item). */
+  removeLegacy(entry: HistoryEntry): Promise<boolean>;
+}
+
+export interface GroupReportWrite {
+  readonly group: string;
+  readonly report: object;
+  readonly dated?: { readonly body: object; readonly digest: string };
+}
+
+/** A group's entry in the index of reported groups. */
+export interface ReportedGroup {
+  /** When it was last marked reported. */
+  readonly markedAt: number;
+  /** The findings digest of its newest dated report (group-report.ts), when marked with one. */
+  readonly digest?: string;
+}
+
+export interface ReportStore {
+  /** Stores `report` as the group's latest, and `dated` in its history under `at`. */
+  saveGroupReport(group: string, at: number, report: object, dated: object): Promise<void>;
+  /**
+   * Stores many groups' latest reports at once, in as few requests as the store allows; where
+   * `dated` is given, also the dated report and the group's index mark (at `at`, with `digest`).
+   */
+  saveGroupReports(at: number, reports: ReadonlyArray<GroupReportWrite>): Promise<void>;
+  latestGroupReport(group: string): Promise<object | undefined>;
+  /** The group's stored dated reports since `since` (epoch ms), oldest first. */
+  groupReportsSince(group: string, since: number): Promise<object[]>;
+  /**
+   * Deletes up to `limit` of the group's dated reports dated before `before`, oldest first,
+   * reading no more than that many keys; returns how many it deleted.
+   */
+  pruneGroupReports(group: string, before: number, limit: number): Promise<number>;
+  /** The index of groups with stored reports. */
+  reportedGroups(): Promise<ReadonlyMap<string, ReportedGroup>>;
+  markReported(group: string, at: number): Promise<void>;
+  /**
+   * Deletes a gone group's latest report unless it is dated `before` or later, and its index
+   * entry unless marked again since `markedAt`: a group that came back meanwhile keeps both.
+   */
+  forgetGroup(group: string, markedAt: number, before: number): Promise<void>;
+}

@@ -1,0 +1,62 @@
+import { InvalidInputError, type TallyError, UnprocessableInputError } from '../shared/errors.js';
+import {
+  isPlainObject,
+  type ParsedRecord,
+  parsedRecordOrError,
+  rejectUnknownFields,
+} from './record-input.js';
+
+// REST Proxy v3 batch produce: `{entries: [{id, ...record}]}`. A problem with the list itself
+// (empty, too long, ids not distinct, an id that is not one) refuses the whole request with 422
+// and error_code 42208, as REST Proxy's Errors.produceBatchException does (ProduceBatchAction.java,
+// ProduceBatchActionTest.java), and nothing is produced; a problem inside one entry's record is
+// that entry's failure.
+
+const ENTRY_ID = /^[0-9a-zA-Z_-]{1,80}$/;
+
+export interface BatchEntries {
+  readonly ids: readonly string[];
+  /** Keys and values with a schema are pending (schema-input.ts) when parsed with `schemas`. */
+  readonly records: ReadonlyArray<ParsedRecord | TallyError>;
+}
+
+/** REST Proxy's code for a batch that cannot be produced as a whole. */
+export const BATCH_ERROR_CODE = 42208;
+
+export function refuseBatch(field: string, message: string): never {
+  throw new UnprocessableInputError(`${field}: ${message}`, {
+    field,
+    errorCode: BATCH_ERROR_CODE,
+  });
+}
+
+export function parseBatch(body: unknown, maxEntries: number, schemas = false): BatchEntries {
+  if (body === null) refuseBatch('body', 'the request body is empty; {entries: [...]} is required');
+  if (!isPlainObject(body))
+    throw new InvalidInputError('body: must be an object {entries: [...]}', { field: 'body' });
+  rejectUnknownFields(body, new Set(['entries']), '');
+  const { entries } = body;
+  if (!Array.isArray(entries))
+    throw new InvalidInputError('entries: must be a list', { field: 'entries' });
+  if (entries.length === 0) refuseBatch('entries', 'must be a non-empty list (empty batch)');
+  if (entries.length > maxEntries) {
+    refuseBatch('entries', `has ${entries.length} entries; at most ${maxEntries} are accepted`);
+  }
+  const ids: string[] = [];
+  const seen = new Set<string>();
+  const records = entries.map((entry: unknown, i) => {
+    if (!isPlainObject(entry)) {
+      throw new InvalidInputError(`entries[${i}]: must be an object`, { field: `entries[${i}]` });
+    }
+    const { id } = entry;
+    if (typeof id !== 'string' || !ENTRY_ID.test(id)) {
+      refuseBatch(`entries[${i}].id`, 'must be a string of 1-80 characters from [0-9a-zA-Z_-]');
+    }
+    if (seen.has(id))
+      refuseBatch(`entries[${i}].id`, `"${id}" is used by another entry; ids must be distinct`);
+    seen.add(id);
+    ids.push(id);
+    return parsedRecordOrError(entry, `entries[${i}].`, 'id', schemas);
+  });
+  return { ids, records };
+}

@@ -1,0 +1,192 @@
+import type { PublishResult, RecordResult } from '../publish/publisher.js';
+import type { TallyError } from '../shared/errors.js';
+import { isRetriable, outcomeStatusCode, type RecordOutcome } from '../shared/outcomes.js';
+import type { RecordData } from './record-input.js';
+
+// Shapes publish results as Confluent REST Proxy responses (v3 produce and batch, v2 offsets),
+// with Tally's extensions as extra fields: `stream`, `seq`, and `outcome`/`retriable` on errors.
+
+export interface ProduceReport {
+  readonly error_code: number;
+  readonly [field: string]: unknown;
+}
+
+function dataSummary(data: RecordData | undefined) {
+  if (data === undefined) return undefined;
+  const size = data.bytes === null ? -1 : data.bytes.length;
+  // REST Proxy reports the schema a key or value was serialized with, in ProduceResponseData's
+  // order: type, subject, schema_id, schema_version, size (each left out when absent).
+  return data.schemaId === undefined
+    ? { type: data.type, size }
+    : {
+        type: data.type,
+        ...(data.subject !== undefined && { subject: data.subject }),
+        schema_id: data.schemaId,
+        ...(data.schemaVersion !== undefined && { schema_version: data.schemaVersion }),
+        size,
+      };
+}
+
+export function errorReport(error: TallyError): ProduceReport {
+  return {
+    error_code: error.errorCode,
+    message: error.message,
+    outcome: 'REJECTED',
+    retriable: error.retriable,
+  };
+}
+
+export function recordReport(
+  clusterId: string,
+  result: PublishResult,
+  record: RecordResult,
+): ProduceReport {
+  if (record.kind === 'rejected') return errorReport(record.error);
+  const { outcome } = record;
+  if (outcome.status !== 'ACKED') {
+    return {
+      error_code: outcomeStatusCode(outcome),
+      message: outcome.message,
+      outcome: outcome.status,
+      retriable: isRetriable(outcome),
+      stream: result.stream,
+      seq: record.seq,
+      partition_id: record.partition,
+    };
+  }
+  const key = dataSummary(record.input.key);
+  const value = dataSummary(record.input.value);
+  return {
+    error_code: 200,
+    cluster_id: clusterId,
+    topic_name: result.topic,
+    partition_id: outcome.partition,
+    offset: Number(outcome.offset),
+    timestamp: restProxyTimestamp(record.timestamp),
+    ...(key && { key }),
+    ...(value && { value }),
+    stream: result.stream,
+    seq: record.seq,
+  };
+}
+
+/**
+ * A record's timestamp as REST Proxy writes it: Jackson's `Instant` (ISO_INSTANT), which leaves
+ * out a fraction of zero (`…:01Z`) and writes milliseconds otherwise (`…:01.250Z`). Kafka
+ * timestamps are whole milliseconds, so there is never a finer fraction to write.
+ */
+export function restProxyTimestamp(epochMs: number): string {
+  const iso = new Date(epochMs).toISOString();
+  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+}
+
+/** HTTP status of a report: the first three digits of its error_code (40403 → 404). */
+export function httpStatusOf(errorCode: number): number {
+  return errorCode >= 1000 ? Math.floor(errorCode / 100) : errorCode;
+}
+
+/** v2 / Strimzi bridge: `{offsets: [{partition, offset} | {error_code, error}]}`. */
+export function v2Offset(clusterId: string, result: PublishResult, record: RecordResult) {
+  const report = recordReport(clusterId, result, record);
+  if (report.error_code === 200) {
+    return {
+      partition: report.partition_id,
+      offset: report.offset,
+      stream: report.stream,
+      seq: report.seq,
+    };
+  }
+  const { message, error_code, ...extensions } = report;
+  return { partition: null, offset: null, error_code, error: message, ...extensions };
+}
+
+/**
+ * The v3 batch answer's body, `{successes: [...], failures: [...]}`, each entry `{id, ...report}`:
+ * the text JSON.stringify makes of those objects. An ACKED record's entry, nearly every entry of a
+ * batch, is written directly (no report object, no copy of it per record); the rest go through
+ * `recordReport`.
+ */
+export function batchResponseBody(
+  clusterId: string,
+  ids: readonly string[],
+  result: PublishResult,
+): string {
+  const successes: string[] = [];
+  const failures: string[] = [];
+  const acked = ackedReportWriter(clusterId, result);
+  result.results.forEach((record, i) => {
+    const id = ids[i];
+    if (record.kind === 'published' && record.outcome.status === 'ACKED' && id !== undefined) {
+      successes.push(acked(`{"id":${JSON.stringify(id)},`, record, record.outcome));
+      return;
+    }
+    const { error_code, ...report } = recordReport(clusterId, result, record);
+    const entry = JSON.stringify({ id, error_code, ...report });
+    (error_code === 200 ? successes : failures).push(entry);
+  });
+  return `{"successes":[${successes.join(',')}],"failures":[${failures.join(',')}]}`;
+}
+
+/**
+ * The v3 streaming produce answer for several records: one report per line (`\r\n` after each),
+ * as JSON.stringify(recordReport(...)) writes them; ACKED reports written directly.
+ */
+export function produceResponseLines(clusterId: string, result: PublishResult): string {
+  const acked = ackedReportWriter(clusterId, result);
+  let lines = '';
+  for (const record of result.results) {
+    const line =
+      record.kind === 'published' && record.outcome.status === 'ACKED'
+        ? acked('{', record, record.outcome)
+        : JSON.stringify(recordReport(clusterId, result, record));
+    lines += `${line}\r\n`;
+  }
+  return lines;
+}
+
+/** The v2 answer's body, `{key_schema_id, value_schema_id, offsets}`, as JSON.stringify writes it. */
+export function v2ResponseBody(clusterId: string, result: PublishResult): string {
+  const stream = `,"stream":${JSON.stringify(result.stream)},"seq":`;
+  const offsets = result.results.map((record) => {
+    if (record.kind !== 'published' || record.outcome.status !== 'ACKED') {
+      return JSON.stringify(v2Offset(clusterId, result, record));
+    }
+    const { partition, offset } = record.outcome;
+    return `{"partition":${jsonNumber(partition)},"offset":${jsonNumber(Number(offset))}${stream}${jsonNumber(record.seq)}}`;
+  });
+  return `{"key_schema_id":null,"value_schema_id":null,"offsets":[${offsets.join(',')}]}`;
+}
+
+type Published = Extract<RecordResult, { kind: 'published' }>;
+type Acked = Extract<RecordOutcome, { status: 'ACKED' }>;
+
+/**
+ * Writes an ACKED record's report after `opening` (`{` and any fields before error_code), in
+ * `recordReport`'s field order. What every record of the request shares is encoded once.
+ */
+function ackedReportWriter(clusterId: string, result: PublishResult) {
+  const shared = `"error_code":200,"cluster_id":${JSON.stringify(clusterId)},"topic_name":${JSON.stringify(result.topic)},"partition_id":`;
+  const stream = `,"stream":${JSON.stringify(result.stream)},"seq":`;
+  let timestamp = Number.NaN;
+  let timestampJson = '';
+  return (opening: string, record: Published, outcome: Acked): string => {
+    if (record.timestamp !== timestamp) {
+      timestamp = record.timestamp;
+      timestampJson = JSON.stringify(restProxyTimestamp(timestamp));
+    }
+    const { key, value } = record.input;
+    return `${opening}${shared}${jsonNumber(outcome.partition)},"offset":${jsonNumber(Number(outcome.offset))},"timestamp":${timestampJson}${key === undefined ? '' : `,"key":${dataJson(key)}`}${value === undefined ? '' : `,"value":${dataJson(value)}`}${stream}${jsonNumber(record.seq)}}`;
+  };
+}
+
+/** A number as JSON.stringify writes it (null when not finite). */
+function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+function dataJson(data: RecordData): string {
+  const subject = data.subject === undefined ? '' : `,"subject":${JSON.stringify(data.subject)}`;
+  const schemaId = data.schemaId === undefined ? '' : `,"schema_id":${data.schemaId}`;
+  const version = data.schemaVersion === undefined ? '' : `,"schema_version":${data.schemaVersion}`;
+  return `{"type":${JSON.stringify(data.type)}${subject}${schemaId}${version},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
+}
