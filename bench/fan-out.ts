@@ -26,7 +26,8 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createLedger } from '../functions/adapters/dynamodb/ledger.js';
 import { createLocalTables, tableEnvironment } from '../infra/local/local-tables.js';
-import { createLocalStepFunctions, type Invoke } from '../infra/local/step-functions.js';
+import type { Invoke } from '../infra/local/payload-limits.js';
+import { createLocalStepFunctions } from '../infra/local/step-functions.js';
 import {
   benchStack,
   bundle,

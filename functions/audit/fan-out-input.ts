@@ -1,7 +1,7 @@
 // What the fan-out audit's tasks accept (infra/state-machines/audit-fan-out.asl.json), checked.
 
-import { taskInputObject } from '../core/rest-proxy/record-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
+import { taskInputObject } from '../core/shared/input-checks.js';
 import { parseAuditRequest } from './request.js';
 
 const MAX_PARTITIONS_PER_CHILD = 10_000;

@@ -1,6 +1,7 @@
 // POST /v3/clusters/{cluster_id}/audits — audits a topic now: `{topic, groups?}` → the report,
 // stored under its `auditId`.
-import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../platform/http.js';
+import { httpHandler, json } from '../platform/http.js';
+import { jsonBody, pathParameter, requireCluster } from '../platform/http-event.js';
 import { parseAuditRequest } from './request.js';
 import { auditRuntime } from './runtime.js';
 

@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { AuditReport } from '../core/audit/auditor.js';
+import type { AuditReport } from '../core/audit/ports.js';
 
 const metrics = new Metrics({ namespace: 'Tally', serviceName: 'audit' });
 

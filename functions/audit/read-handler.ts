@@ -3,7 +3,8 @@
 
 import { renderAuditHtml } from '../core/audit/render-html.js';
 import { NotFoundError } from '../core/shared/errors.js';
-import { header, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
+import { httpHandler, json } from '../platform/http.js';
+import { header, idParameter, pathParameter } from '../platform/http-event.js';
 import { auditReadRuntime } from './read-runtime.js';
 
 export const handler = httpHandler('read', async (event) => {

@@ -1,7 +1,7 @@
 // What an audit request must be, over HTTP and as a Step Functions task alike.
 
-import { isPlainObject, rejectUnknownFields } from '../core/rest-proxy/record-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
+import { isPlainObject, rejectUnknownFields } from '../core/shared/input-checks.js';
 import { topicNameProblem } from '../core/shared/topic-names.js';
 
 /** `{topic, groups?}`, checked: the topic's name is legal, groups are non-empty strings. */

@@ -1,4 +1,4 @@
-import type { AuditReport } from '../core/audit/auditor.js';
+import type { AuditReport } from '../core/audit/ports.js';
 
 /** What an audit task returns of a stored report (the report itself is read by its id). */
 export interface AuditSummary {

@@ -1,6 +1,6 @@
 // Audit on an EventBridge schedule or as a Step Functions task: `{topic, groups?}` (Step
 // Functions) or a scheduled event (every topic of TALLY_AUDIT_TOPICS). Returns the reports.
-import { isPlainObject } from '../core/rest-proxy/record-input.js';
+import { isPlainObject } from '../core/shared/input-checks.js';
 import { taskHandler } from '../platform/task.js';
 import { parseAuditRequest } from './request.js';
 import { auditRuntime } from './runtime.js';

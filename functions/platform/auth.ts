@@ -1,6 +1,6 @@
 import { type Caller, caller, parseTokens } from '../core/shared/access.js';
 import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../core/shared/errors.js';
-import type { HttpEvent } from './http.js';
+import type { HttpEvent } from './http-event.js';
 
 // Who is calling. In AWS (TALLY_AUTH=gateway) API Gateway's JWT authorizer has already checked
 // the token; its claims name the caller (`sub` or `client_id`), its scopes (`scope`, space

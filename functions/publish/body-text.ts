@@ -1,6 +1,6 @@
 import type { BodyDecoder } from '../core/rest-proxy/content-type.js';
 import { PayloadTooLargeError } from '../core/shared/errors.js';
-import { bodyBytes, type HttpEvent } from '../platform/http.js';
+import { bodyBytes, type HttpEvent } from '../platform/http-event.js';
 
 /**
  * A publish request's body as text, within `maxRequestBytes` (its UTF-8 bytes). A text body is

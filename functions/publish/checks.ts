@@ -1,6 +1,6 @@
 import type { Deadline } from '../core/shared/deadline.js';
 import { InvalidInputError } from '../core/shared/errors.js';
-import { requireCluster } from '../platform/http.js';
+import { requireCluster } from '../platform/http-event.js';
 
 // Checks every publish route shares, apart from the publish runtime: the read routes (clusters,
 // lookup) use them without loading what publishing needs.

@@ -1,5 +1,6 @@
 // GET /v3/clusters and GET /v3/clusters/{cluster_id} — the one cluster this API publishes to.
-import { baseUrl, httpHandler, json, pathParameter } from '../platform/http.js';
+import { httpHandler, json } from '../platform/http.js';
+import { baseUrl, pathParameter } from '../platform/http-event.js';
 import { checkCluster } from './checks.js';
 import { clustersRuntime } from './clusters-runtime.js';
 

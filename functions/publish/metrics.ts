@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { PublishResult } from '../core/publish/publisher.js';
+import type { PublishResult } from '../core/publish/ports.js';
 
 const metrics = new Metrics({ namespace: 'Tally', serviceName: 'publish' });
 

@@ -1,18 +1,20 @@
 import type { Context } from 'aws-lambda';
 import { checkTopic, fingerprint } from '../core/publish/plan.js';
-import {
-  isSettledResult,
-  type PublishRequest,
-  type PublishResult,
-} from '../core/publish/publisher.js';
+import type { PublishRequest, PublishResult } from '../core/publish/ports.js';
+import { isSettledResult } from '../core/publish/publisher.js';
 import { charsetDecoder, requireMediaType } from '../core/rest-proxy/content-type.js';
 import { parseJsonSequence } from '../core/rest-proxy/json-stream.js';
-import type { ParsedRecord } from '../core/rest-proxy/record-input.js';
+import type { ParsedRecord } from '../core/rest-proxy/schema-input.js';
 import { encodeSchemaParts } from '../core/rest-proxy/schema-input.js';
 import { type Caller, requirePublishTo } from '../core/shared/access.js';
 import { Deadline } from '../core/shared/deadline.js';
 import { InvalidInputError, OverloadedError, TallyError } from '../core/shared/errors.js';
-import { type HttpEvent, type HttpResponse, header, pathParameter } from '../platform/http.js';
+import {
+  type HttpEvent,
+  type HttpResponse,
+  header,
+  pathParameter,
+} from '../platform/http-event.js';
 import { log, withCorrelation } from '../platform/log.js';
 import { bodyText } from './body-text.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';

@@ -4,7 +4,8 @@ import { charsetDecoder } from '../core/rest-proxy/content-type.js';
 import { v2ResponseBody } from '../core/rest-proxy/reports.js';
 import { parseV2Body, v2Format } from '../core/rest-proxy/v2-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
-import { header, httpHandler, pathParameter } from '../platform/http.js';
+import { httpHandler } from '../platform/http.js';
+import { header, pathParameter } from '../platform/http-event.js';
 import { bodyValues, requestOptions, runPublish } from './request.js';
 import { publishRuntime } from './runtime.js';
 

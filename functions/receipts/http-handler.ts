@@ -1,7 +1,8 @@
 // POST /v3/clusters/{cluster_id}/receipts — receipts from consumers outside Lambda: seq runs per
 // stream, or counts per time bucket for a consumer that keeps no sequence numbers.
 import { parseReceipts } from '../core/receipts/receipts-input.js';
-import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../platform/http.js';
+import { httpHandler, json } from '../platform/http.js';
+import { jsonBody, pathParameter, requireCluster } from '../platform/http-event.js';
 import { receiptsRuntime } from './runtime.js';
 
 export const handler = httpHandler('receipts', async (event) => {

@@ -2,14 +2,8 @@
 // a group's held LOST and OUT_OF_RANGE findings: they read OK from the next run until the
 // group's commit changes (core/reconcile/offsets/judge-held.ts). No body.
 import { InvalidInputError } from '../core/shared/errors.js';
-import {
-  bodyBytes,
-  httpHandler,
-  idParameter,
-  json,
-  pathParameter,
-  requireCluster,
-} from '../platform/http.js';
+import { httpHandler, json } from '../platform/http.js';
+import { bodyBytes, idParameter, pathParameter, requireCluster } from '../platform/http-event.js';
 import { acknowledgeFindings } from './restore-actions.js';
 import { reconcileRuntime } from './runtime.js';
 

@@ -15,7 +15,7 @@ import {
   topicList,
   topicsOf,
 } from '../core/reconcile/offsets/burrow-answers.js';
-import type { GroupReport } from '../core/reconcile/reconciler.js';
+import type { GroupReport } from '../core/reconcile/ports.js';
 import { httpHandler, json } from '../platform/http.js';
 import { reconcileRuntime } from './runtime.js';
 

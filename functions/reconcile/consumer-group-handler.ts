@@ -1,9 +1,10 @@
 // GET /v3/clusters/{cluster_id}/consumer-groups/{group_id} — the Confluent REST v3 consumer
 // group resource, with its consumers and lag summary inline, from the latest reconcile report.
 import { maxLagPartition } from '../core/reconcile/offsets/burrow-answers.js';
-import type { GroupReport } from '../core/reconcile/reconciler.js';
+import type { GroupReport } from '../core/reconcile/ports.js';
 import { NotFoundError } from '../core/shared/errors.js';
-import { baseUrl, httpHandler, idParameter, json, pathParameter } from '../platform/http.js';
+import { httpHandler, json } from '../platform/http.js';
+import { baseUrl, idParameter, pathParameter } from '../platform/http-event.js';
 import { reconcileRuntime } from './runtime.js';
 
 export const handler = httpHandler('read', async (event) => {

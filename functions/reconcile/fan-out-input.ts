@@ -3,8 +3,8 @@
 
 import { DEFAULT_SHARDS, MAX_SHARDS } from '../core/reconcile/group-shards.js';
 import type { FailedChild, ShardSummary } from '../core/reconcile/shard-summary.js';
-import { isPlainObject, taskInputObject } from '../core/rest-proxy/record-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
+import { isPlainObject, taskInputObject } from '../core/shared/input-checks.js';
 
 /** Group ids are Kafka strings; a prefix longer than Kafka's practical ids is a mistake. */
 const MAX_PREFIX = 255;

@@ -1,7 +1,8 @@
 // POST /v3/clusters/{cluster_id}/reconcile — runs reconcile now and returns its report, each
 // group without its partitions: those grow with the cluster (~600 bytes each, past Lambda's 6 MB
 // response at ~10,000), and each group's are read from its consumer-group route.
-import { httpHandler, json, pathParameter, requireCluster } from '../platform/http.js';
+import { httpHandler, json } from '../platform/http.js';
+import { pathParameter, requireCluster } from '../platform/http-event.js';
 import { reconcileRuntime } from './runtime.js';
 
 export const handler = httpHandler('admin', async (event) => {

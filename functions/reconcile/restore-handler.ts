@@ -1,18 +1,17 @@
 // POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore — plans (dry run, default) or
 // executes (`{"execute": true}`, group must be Empty) a return to the last good offsets.
 
-import { isPlainObject } from '../core/rest-proxy/record-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
+import { isPlainObject } from '../core/shared/input-checks.js';
+import { httpHandler, json } from '../platform/http.js';
 import {
   bodyBytes,
   type HttpEvent,
-  httpHandler,
   idParameter,
-  json,
   jsonBody,
   pathParameter,
   requireCluster,
-} from '../platform/http.js';
+} from '../platform/http-event.js';
 import { executeRestore, restorePlan } from './restore-actions.js';
 import { reconcileRuntime } from './runtime.js';
 

@@ -5,9 +5,10 @@
 // `{"decision": "approve" | "reject", "by"?: "…", "reason"?: "…"}`. Approve continues the
 // workflow; reject fails its waiting task with `ApprovalRejected`. A token is decided once.
 
-import { isPlainObject, rejectUnknownFields } from '../core/rest-proxy/record-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
-import { httpHandler, json, jsonBody, pathParameter, requireCluster } from '../platform/http.js';
+import { isPlainObject, rejectUnknownFields } from '../core/shared/input-checks.js';
+import { httpHandler, json } from '../platform/http.js';
+import { jsonBody, pathParameter, requireCluster } from '../platform/http-event.js';
 import { workflowRuntime } from './runtime.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{16,64}$/;

@@ -6,13 +6,14 @@
 // the Map gathers one per record, and it must stay smaller than the record that went in, so the
 // gathered outputs fit wherever the execution's input fitted.
 
-import { isPlainObject, parseRecord } from '../core/rest-proxy/record-input.js';
+import { parseRecord } from '../core/rest-proxy/record-input.js';
 import { type ProduceReport, recordReport } from '../core/rest-proxy/reports.js';
 import {
   DependencyUnavailableError,
   InvalidInputError,
   UnprocessableInputError,
 } from '../core/shared/errors.js';
+import { isPlainObject } from '../core/shared/input-checks.js';
 import { taskHandler } from '../platform/task.js';
 import { publishOptions, runPublish } from '../publish/request.js';
 import { publishRuntime } from '../publish/runtime.js';

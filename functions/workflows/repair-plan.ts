@@ -4,12 +4,12 @@
 // travel between states and into the approval request.
 import { randomUUID } from 'node:crypto';
 import { planDigest } from '../core/reconcile/stored-plan.js';
-import { isPlainObject } from '../core/rest-proxy/record-input.js';
 import {
   InvalidInputError,
   NotFoundError,
   UnprocessableInputError,
 } from '../core/shared/errors.js';
+import { isPlainObject } from '../core/shared/input-checks.js';
 import { executeRestore, restorePlan } from '../reconcile/restore-actions.js';
 import type { ReconcileRuntime } from '../reconcile/runtime.js';
 

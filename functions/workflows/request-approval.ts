@@ -2,8 +2,8 @@
 // person's decision, under a short approval token the person uses instead of the long task token:
 // `POST /v3/clusters/{cluster_id}/approvals/{token}`. The workflow waits until then.
 import { randomBytes } from 'node:crypto';
-import { isPlainObject } from '../core/rest-proxy/record-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
+import { isPlainObject } from '../core/shared/input-checks.js';
 import { log } from '../platform/log.js';
 import { taskHandler } from '../platform/task.js';
 import { workflowRuntime } from './runtime.js';

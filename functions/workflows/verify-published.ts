@@ -3,9 +3,9 @@
 // in the log exactly once by the audit that ran after it — a complete audit naming none of them
 // lost or duplicated. Otherwise it fails with VerificationFailedError listing what was found.
 
-import type { AuditReport } from '../core/audit/auditor.js';
-import { isPlainObject } from '../core/rest-proxy/record-input.js';
+import type { AuditReport } from '../core/audit/ports.js';
 import { InvalidInputError, VerificationFailedError } from '../core/shared/errors.js';
+import { isPlainObject } from '../core/shared/input-checks.js';
 import { taskHandler } from '../platform/task.js';
 import { verifyRuntime } from './verify-runtime.js';
 

@@ -1,5 +1,3 @@
-import type { Invoke } from './step-functions.js';
-
 // AWS's payload limits, enforced by the local Step Functions runner so that a workflow that would
 // fail in AWS fails here too (issue 13: Reconcile's result passed locally and failed in AWS).
 //
@@ -12,6 +10,9 @@ import type { Invoke } from './step-functions.js';
 //
 // Lambda (quotas): a synchronous invocation's request may be at most 6 MB (6,291,456 bytes) and
 // its response 6,291,556 bytes (Lambda's own figure in Function.ResponseSizeTooLarge).
+
+/** Calls one of serverless.yml's functions (by its key there) with a payload. */
+export type Invoke = (functionName: string, payload: unknown) => Promise<unknown>;
 
 export const STATE_PAYLOAD_LIMIT = 262_144;
 export const LAMBDA_REQUEST_LIMIT = 6_291_456;

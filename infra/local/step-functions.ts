@@ -13,6 +13,7 @@ import {
   splitDistributedMaps,
 } from './distributed-map.js';
 import {
+  type Invoke,
   lambdaLimits,
   limitStateOutputs,
   resultTooLarge,
@@ -62,9 +63,6 @@ export function loadDefinitions(dir = STATE_MACHINES_DIR): Record<string, Record
       ]),
   );
 }
-
-/** Calls one of serverless.yml's functions (by its key there) with a payload. */
-export type Invoke = (functionName: string, payload: unknown) => Promise<unknown>;
 
 const LOCAL_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:';
 /** What a distributed Map state becomes for the interpreter: a Task this runner serves. */

@@ -1,6 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import { expect, inject } from 'vitest';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import { httpEvent, lambdaContext } from './http-event.js';
 import type { ReadRecord } from './publish-client.js';
 

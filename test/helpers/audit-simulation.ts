@@ -1,10 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import {
-  type AuditPorts,
-  type AuditReport,
-  createAuditor,
-  type ScannedRecord,
-} from '../../functions/core/audit/auditor.js';
+import { createAuditor } from '../../functions/core/audit/auditor.js';
+import type { AuditPorts, AuditReport, ScannedRecord } from '../../functions/core/audit/ports.js';
 import { CheckpointTooLargeError } from '../../functions/core/audit/retention.js';
 import type { SeqRange } from '../../functions/core/audit/seq-ranges.js';
 import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';

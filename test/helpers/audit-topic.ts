@@ -1,5 +1,5 @@
 import { expect, inject } from 'vitest';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import { httpEvent, lambdaContext } from './http-event.js';
 
 /** Runs the audit of `topic` now, over HTTP in process, and returns its stream's findings. */

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import {
-  type AuditPorts,
-  type AuditReport,
-  type AuditRequest,
-  createAuditor,
-  type ScannedRecord,
-} from '../../functions/core/audit/auditor.js';
+import { createAuditor } from '../../functions/core/audit/auditor.js';
+import type {
+  AuditPorts,
+  AuditReport,
+  AuditRequest,
+  ScannedRecord,
+} from '../../functions/core/audit/ports.js';
 import type { SeqRange } from '../../functions/core/audit/seq-ranges.js';
 import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
 import type { LedgerBlock } from '../../functions/core/publish/ports.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import type { Invoke } from '../../infra/local/step-functions.js';
+import type { Invoke } from '../../infra/local/payload-limits.js';
 import { lambdaContext } from './http-event.js';
 
 const serverless = parse(

@@ -11,8 +11,9 @@ import {
   planRepairTask,
   type RepairPorts,
 } from '../../functions/workflows/repair-plan.js';
+import type { Invoke } from '../../infra/local/payload-limits.js';
 import { payloadBytes } from '../../infra/local/payload-limits.js';
-import type { Invoke, LocalStepFunctions } from '../../infra/local/step-functions.js';
+import type { LocalStepFunctions } from '../../infra/local/step-functions.js';
 import { memoryHistory, memoryReports } from './reconcile-stores.js';
 
 // A cluster of any size for the workflows, with the reconcile core and the offset-repair tasks

@@ -6,18 +6,12 @@ import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
 import { createReceiptsStore } from '../../functions/adapters/dynamodb/receipts-store.js';
 import { createStreamCounter } from '../../functions/adapters/dynamodb/sequence-allocator.js';
 import { createLogScanner } from '../../functions/adapters/kafka/log-scanner.js';
-import {
-  type AuditPorts,
-  type AuditReport,
-  createAuditor,
-} from '../../functions/core/audit/auditor.js';
+import { createAuditor } from '../../functions/core/audit/auditor.js';
+import type { AuditPorts, AuditReport } from '../../functions/core/audit/ports.js';
 import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
-import {
-  createLocalStepFunctions,
-  type Execution,
-  type Invoke,
-} from '../../infra/local/step-functions.js';
+import type { Invoke } from '../../infra/local/payload-limits.js';
+import { createLocalStepFunctions, type Execution } from '../../infra/local/step-functions.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import {

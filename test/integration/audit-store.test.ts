@@ -6,7 +6,7 @@ import {
   MAX_REPORTS_PER_TOPIC,
   reportsToKeep,
 } from '../../functions/adapters/dynamodb/audit-store.js';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { uniqueName } from '../helpers/unique-name.js';
 

@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createCanaryTopic } from '../../functions/adapters/kafka/canary-topic.js';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import { type CanaryReport, runCanary } from '../../functions/core/canary/run-canary.js';
 import { Deadline } from '../../functions/core/shared/deadline.js';
 import { cleanCanaryRun } from '../helpers/canary-report.js';

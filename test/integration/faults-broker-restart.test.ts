@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import type { AuditReport, LinkedFindings } from '../../functions/core/audit/auditor.js';
+import type { AuditReport, LinkedFindings } from '../../functions/core/audit/ports.js';
 import { type KafkaBroker, startKafkaBroker } from '../../infra/local/kafka-broker.js';
 import { waitForKafka } from '../../infra/local/readiness.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';

@@ -1,6 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import { tableEnvironment } from '../../infra/local/local-tables.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import {
   type DynamoDbCall,
   type DynamoDbProxy,

@@ -1,9 +1,7 @@
 import type { Admin, Consumer, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type {
-  PartitionReport,
-  ReconcileReport,
-} from '../../functions/core/reconcile/reconciler.js';
+import type { PartitionReport } from '../../functions/core/reconcile/ports.js';
+import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';

@@ -10,11 +10,8 @@ import {
   summarizeReconcile,
 } from '../../functions/core/reconcile/summary.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
-import {
-  createLocalStepFunctions,
-  type Execution,
-  type Invoke,
-} from '../../infra/local/step-functions.js';
+import type { Invoke } from '../../infra/local/payload-limits.js';
+import { createLocalStepFunctions, type Execution } from '../../infra/local/step-functions.js';
 import { inProcessInvoker } from '../helpers/function-invoker.js';
 import { setOffsets, testKafka } from '../helpers/kafka.js';
 import { createTopic } from '../helpers/publish-client.js';

@@ -1,11 +1,8 @@
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Admin, Consumer, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type {
-  GroupReport,
-  PartitionReport,
-  ReconcileReport,
-} from '../../functions/core/reconcile/reconciler.js';
+import type { GroupReport, PartitionReport } from '../../functions/core/reconcile/ports.js';
+import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { setOffsets, testKafka } from '../helpers/kafka.js';

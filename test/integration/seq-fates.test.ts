@@ -1,6 +1,6 @@
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import {
   type DynamoDbCall,
   type DynamoDbProxy,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ReportStore } from '../../functions/core/reconcile/ports.js';
-import type { GroupReport, ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
+import type { GroupReport, ReportStore } from '../../functions/core/reconcile/ports.js';
+import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
 import { memoryReconciler } from '../helpers/reconcile-stores.js';
 

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { createLogScanner } from '../../functions/adapters/kafka/log-scanner.js';
-import type { ScannedRecord } from '../../functions/core/audit/auditor.js';
+import type { ScannedRecord } from '../../functions/core/audit/ports.js';
 import { DependencyUnavailableError } from '../../functions/core/shared/errors.js';
 
 // The scanner's consumer, faked where kafkajs misbehaves under a broker fault: the group join

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { encodeNullHeaderValues } from '../../functions/adapters/kafka/null-header-values.js';
+import { NULL_HEADER_VALUE } from '../../functions/core/publish/record.js';
 import { recordBodyBytesOf } from '../../functions/core/publish/record-size.js';
-import { NULL_HEADER_VALUE } from '../../functions/core/rest-proxy/record-input.js';
 
 // kafkajs 2.2.4's own record encoder and decoder (recordBatch/record/v0): a header value of
 // NULL_HEADER_VALUE goes on the wire as Kafka's null (length -1) and comes back as null, the size

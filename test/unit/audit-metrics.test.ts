@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { publishAuditMetrics } from '../../functions/audit/metrics.js';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import { emittedMetrics, withMetric } from '../helpers/emf.js';
 
 const bucket = (duplicatesInLog: number, redelivered: number, lost = 0) => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditReport, LinkedFindings } from '../../functions/core/audit/auditor.js';
+import type { AuditReport, LinkedFindings } from '../../functions/core/audit/ports.js';
 import { escapeHtml, renderAuditHtml } from '../../functions/core/audit/render-html.js';
 import type { BucketRow } from '../../functions/core/audit/stream-audit.js';
 import { bucketRow, noFindings } from '../helpers/audit-findings.js';

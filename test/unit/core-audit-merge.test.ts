@@ -1,15 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type AuditPorts,
-  type AuditReport,
-  createAuditor,
-} from '../../functions/core/audit/auditor.js';
-import {
-  partitionGroups,
-  type SliceJson,
-  type SlicePorts,
-} from '../../functions/core/audit/merge-slices.js';
+import { createAuditor } from '../../functions/core/audit/auditor.js';
+import { partitionGroups } from '../../functions/core/audit/merge-slices.js';
+import type {
+  AuditPorts,
+  AuditReport,
+  SliceJson,
+  SlicePorts,
+} from '../../functions/core/audit/ports.js';
 import { scanSlice } from '../../functions/core/audit/scan-slice.js';
 import {
   AuditWorld,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type AuditPorts, createAuditor } from '../../functions/core/audit/auditor.js';
+import { createAuditor } from '../../functions/core/audit/auditor.js';
+import type { AuditPorts } from '../../functions/core/audit/ports.js';
 import type { LedgerBlock } from '../../functions/core/publish/ports.js';
 
 // The audit settles an old UNKNOWN that is not in the log as NOT_SENT. Between its read of the

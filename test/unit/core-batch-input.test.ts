@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { RecordInput } from '../../functions/core/publish/record.js';
 import { parseBatch } from '../../functions/core/rest-proxy/batch-input.js';
-import type { RecordInput } from '../../functions/core/rest-proxy/record-input.js';
 import { InvalidInputError, UnprocessableInputError } from '../../functions/core/shared/errors.js';
 
 const value = (data: string) => ({ value: { type: 'STRING', data } });

@@ -11,7 +11,8 @@ import {
   type StoredIncident,
 } from '../../functions/core/notify/group-notifier.js';
 import type { Incident, NotifyRules } from '../../functions/core/notify/rules.js';
-import type { GroupReport, ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
+import type { GroupReport } from '../../functions/core/reconcile/ports.js';
+import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 
 const rules: NotifyRules = {
   threshold: 'WARN',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { summarize } from '../../functions/core/reconcile/group-report.js';
-import type { PartitionReport } from '../../functions/core/reconcile/reconciler.js';
+import type { PartitionReport } from '../../functions/core/reconcile/ports.js';
 
 describe('summarize', () => {
   it('rolls up a group of 200,000 partitions (a spread of that many arguments overflows)', () => {

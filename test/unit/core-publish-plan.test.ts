@@ -9,12 +9,9 @@ import {
   type StampSource,
   stamp,
 } from '../../functions/core/publish/plan.js';
-import type { PublishRequest } from '../../functions/core/publish/publisher.js';
+import type { PublishRequest } from '../../functions/core/publish/ports.js';
+import { NULL_HEADER_VALUE, type RecordInput } from '../../functions/core/publish/record.js';
 import { singleRecordBatchBytes } from '../../functions/core/publish/record-size.js';
-import {
-  NULL_HEADER_VALUE,
-  type RecordInput,
-} from '../../functions/core/rest-proxy/record-input.js';
 import { InvalidInputError, PayloadTooLargeError } from '../../functions/core/shared/errors.js';
 
 // Stamping builds a request's repeated header values once and sizes records without stamping

@@ -8,20 +8,17 @@ import type {
   Ledger,
   LedgerBlock,
   OutgoingRecord,
+  PublishRequest,
+  PublishResult,
+  RecordResult,
   RecordSender,
   SequenceAllocator,
   TopicCatalog,
   TopicDescription,
 } from '../../functions/core/publish/ports.js';
-import {
-  createPublisher,
-  isSettledResult,
-  type PublishRequest,
-  type PublishResult,
-  type RecordResult,
-} from '../../functions/core/publish/publisher.js';
+import { createPublisher, isSettledResult } from '../../functions/core/publish/publisher.js';
+import type { RecordInput } from '../../functions/core/publish/record.js';
 import { createSeqLeases } from '../../functions/core/publish/seq-leases.js';
-import type { RecordInput } from '../../functions/core/rest-proxy/record-input.js';
 import { Deadline } from '../../functions/core/shared/deadline.js';
 import {
   ForbiddenError,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { GroupReport, ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
+import type { GroupReport } from '../../functions/core/reconcile/ports.js';
+import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import {
   PROBLEM_GROUPS_SHOWN,
   summarizeReconcile,

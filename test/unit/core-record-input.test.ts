@@ -2,10 +2,12 @@ import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import {
   DATA_TYPES,
-  decodeBase64,
   isNullHeaderValue,
-  isPlainObject,
   NULL_HEADER_VALUE,
+  type RecordInput,
+} from '../../functions/core/publish/record.js';
+import {
+  decodeBase64,
   parseData,
   parseHeaders,
   parsePartition,
@@ -13,14 +15,13 @@ import {
   parseRecordOrError,
   parseTimestamp,
   RESERVED_HEADER_PREFIX,
-  type RecordInput,
-  rejectUnknownFields,
 } from '../../functions/core/rest-proxy/record-input.js';
 import {
   InvalidInputError,
   NotFoundError,
   SchemaRegistryMissingError,
 } from '../../functions/core/shared/errors.js';
+import { isPlainObject, rejectUnknownFields } from '../../functions/core/shared/input-checks.js';
 
 function thrownBy(fn: () => unknown): unknown {
   try {

@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import type { PublishResult, RecordResult } from '../../functions/core/publish/publisher.js';
-import type { RecordInput } from '../../functions/core/rest-proxy/record-input.js';
+import type { PublishResult, RecordResult } from '../../functions/core/publish/ports.js';
+import type { RecordInput } from '../../functions/core/publish/record.js';
 import {
   batchResponseBody,
   errorReport,

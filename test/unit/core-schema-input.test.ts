@@ -2,12 +2,12 @@ import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { parseBatch } from '../../functions/core/rest-proxy/batch-input.js';
 import {
-  type ParsedRecord,
   parsedRecordOrError,
   parseRecordParts,
 } from '../../functions/core/rest-proxy/record-input.js';
 import {
   encodeSchemaParts,
+  type ParsedRecord,
   type SchemaEncoder,
   type SchemaPart,
 } from '../../functions/core/rest-proxy/schema-input.js';

@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import type { RecordInput } from '../../functions/core/rest-proxy/record-input.js';
+import type { RecordInput } from '../../functions/core/publish/record.js';
 import { parseV2Body, parseV2Record, v2Format } from '../../functions/core/rest-proxy/v2-input.js';
 import {
   InvalidInputError,

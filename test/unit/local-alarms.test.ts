@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { publishAuditMetrics } from '../../functions/audit/metrics.js';
-import type { AuditReport } from '../../functions/core/audit/auditor.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import type { ReconcileReport } from '../../functions/core/reconcile/reconciler.js';
 import { publishReconcileMetrics } from '../../functions/reconcile/metrics.js';
 import {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { STATE_PAYLOAD_LIMIT } from '../../infra/local/payload-limits.js';
-import { createLocalStepFunctions, type Invoke } from '../../infra/local/step-functions.js';
+import { type Invoke, STATE_PAYLOAD_LIMIT } from '../../infra/local/payload-limits.js';
+import { createLocalStepFunctions } from '../../infra/local/step-functions.js';
 
 // The local runner executes Map states in DISTRIBUTED mode as Step Functions does: one child
 // execution per item, at most MaxConcurrency at once, ItemSelector over the Map's input and the

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type Invoke,
   LAMBDA_REQUEST_LIMIT,
   LAMBDA_RESPONSE_LIMIT,
   lambdaLimits,
@@ -8,7 +9,6 @@ import {
 } from '../../infra/local/payload-limits.js';
 import {
   createLocalStepFunctions,
-  type Invoke,
   serveLocalStepFunctions,
   TaskTokenError,
   ValidationException,

@@ -16,14 +16,14 @@ import {
   UnprocessableInputError,
   UnsupportedMediaTypeError,
 } from '../../functions/core/shared/errors.js';
+import { errorResponse } from '../../functions/platform/http.js';
 import {
   baseUrl,
   bodyBytes,
-  errorResponse,
   type HttpEvent,
   type HttpResponse,
   header,
-} from '../../functions/platform/http.js';
+} from '../../functions/platform/http-event.js';
 import { httpEvent } from '../helpers/http-event.js';
 
 function bodyOf(response: HttpResponse): Record<string, unknown> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PublishResult, RecordResult } from '../../functions/core/publish/publisher.js';
+import type { PublishResult, RecordResult } from '../../functions/core/publish/ports.js';
 import { InvalidInputError } from '../../functions/core/shared/errors.js';
 import { publishRequestMetrics } from '../../functions/publish/metrics.js';
 import { emittedMetrics } from '../helpers/emf.js';

@@ -6,8 +6,7 @@ import {
   GetCommand,
   PutCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { AuditReport } from '../../core/audit/auditor.js';
-import type { SliceJson } from '../../core/audit/merge-slices.js';
+import type { AuditReport, SliceJson } from '../../core/audit/ports.js';
 import { CheckpointTooLargeError } from '../../core/audit/retention.js';
 import type { CheckpointJson } from '../../core/audit/topic-log.js';
 import { ConflictError } from '../../core/shared/errors.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
-import type { ScannedRecord, ScanRequest, ScanResult } from '../../core/audit/auditor.js';
+import type { ScannedRecord, ScanRequest, ScanResult } from '../../core/audit/ports.js';
 import { DependencyUnavailableError, NotFoundError, TallyError } from '../../core/shared/errors.js';
 import { kafkaFailure } from './client.js';
 import { lazyAdmin } from './lazy-admin.js';

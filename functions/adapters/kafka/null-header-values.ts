@@ -1,5 +1,5 @@
 import Encoder from 'kafkajs/src/protocol/encoder.js';
-import { NULL_HEADER_VALUE } from '../../core/rest-proxy/record-input.js';
+import { NULL_HEADER_VALUE } from '../../core/publish/record.js';
 
 // kafkajs 2.2.4 cannot write a header whose value is null: its record encoder measures every
 // header value with Buffer.byteLength before it looks for null (recordBatch/record/v0), which

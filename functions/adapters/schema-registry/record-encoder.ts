@@ -7,12 +7,8 @@
 // schema that does not parse is 42205. A registry that does not answer stays a retriable 503
 // (REST Proxy: 42207), nothing sent.
 
-import type {
-  EncodedPart,
-  SchemaDataType,
-  SchemaEncoder,
-  SchemaPart,
-} from '../../core/rest-proxy/schema-input.js';
+import type { SchemaDataType } from '../../core/publish/record.js';
+import type { EncodedPart, SchemaEncoder, SchemaPart } from '../../core/rest-proxy/schema-input.js';
 import {
   InvalidInputError,
   type TallyError,

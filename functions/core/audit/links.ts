@@ -6,7 +6,7 @@ import type {
   AuditRequest,
   LinkedFindings,
   ReconcileEvent,
-} from './auditor.js';
+} from './ports.js';
 import { newest, REPORT_ROWS } from './retention.js';
 import type { AuditFindings, BucketRow } from './stream-audit.js';
 import { bucketOf, type TopicLog } from './topic-log.js';

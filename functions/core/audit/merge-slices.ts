@@ -1,5 +1,5 @@
-import type { ScanResult } from './auditor.js';
-import { type CheckpointJson, type StreamLog, TopicLog } from './topic-log.js';
+import type { ScanResult, SlicePorts } from './ports.js';
+import { type StreamLog, TopicLog } from './topic-log.js';
 
 // A fan-out audit (docs/audit.md): children each read a group of the topic's partitions into
 // their own slice, then one merge folds the slices into the topic's checkpoint and compares the
@@ -12,24 +12,6 @@ import { type CheckpointJson, type StreamLog, TopicLog } from './topic-log.js';
 // version on, which retires every slice at once: a child that finds its slice based on an older
 // version starts again from the checkpoint's offsets. So a slice is never counted twice, a merge
 // that fails absorbs nothing, and a child that ran out of time continues from its slice.
-
-export interface SliceJson {
-  readonly version: 1;
-  readonly topic: string;
-  readonly slice: string;
-  /** The version of the topic's checkpoint this slice was read on top of (0: none yet). */
-  readonly basedOn: number;
-  /** The child's last run read its partitions to their high watermarks. */
-  readonly complete: boolean;
-  /** What the slice read, in the checkpoint's form; `next` is where it stopped. */
-  readonly read: CheckpointJson;
-}
-
-export interface SlicePorts {
-  load(topic: string, slice: string): Promise<{ state: SliceJson; version: number } | undefined>;
-  /** Saves only if the stored version is still `version` (0: none yet); else ConflictError. */
-  save(topic: string, slice: string, state: SliceJson, version: number): Promise<void>;
-}
 
 /** A child's partitions: a contiguous range of them, named `first-last`. */
 export interface PartitionGroup {

@@ -1,6 +1,6 @@
 import type { LedgerBlock } from '../publish/ports.js';
 import type { RecordOutcome } from '../shared/outcomes.js';
-import type { AuditPorts, AuditRequest, ScannedRecord } from './auditor.js';
+import type { AuditPorts, AuditRequest, ScannedRecord } from './ports.js';
 import { SeqRanges } from './seq-ranges.js';
 import type { AuditFindings, StreamAudit } from './stream-audit.js';
 import type { Placement, RecentRecords, StreamLog, TopicLog } from './topic-log.js';

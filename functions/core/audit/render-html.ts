@@ -1,4 +1,4 @@
-import type { AuditReport, LinkedFindings } from './auditor.js';
+import type { AuditReport, LinkedFindings } from './ports.js';
 import type { AuditFindings } from './stream-audit.js';
 
 // An audit report as one self-contained HTML page: no scripts, fonts, images or other requests

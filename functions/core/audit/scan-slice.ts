@@ -1,5 +1,6 @@
-import { type AuditPorts, recordReader } from './auditor.js';
-import type { PartitionGroup, SlicePorts } from './merge-slices.js';
+import { recordReader } from './auditor.js';
+import type { PartitionGroup } from './merge-slices.js';
+import type { AuditPorts, SlicePorts } from './ports.js';
 import { RecentRecords, TopicLog } from './topic-log.js';
 
 // One child of a fan-out audit (audit-merge.ts says how slices and the checkpoint fit): reads its

@@ -1,4 +1,4 @@
-import type { LinkedFindings } from '../audit/auditor.js';
+import type { LinkedFindings } from '../audit/ports.js';
 
 // When an audit's findings are worth an event. A report's counts are totals over what the audit
 // still holds (its retention, 7 days by default), not what this run found: notifying every run

@@ -1,4 +1,4 @@
-import type { AuditReport } from '../audit/auditor.js';
+import type { AuditReport } from '../audit/ports.js';
 import { auditChanges, type StreamCounts, streamCounts } from './audit-changes.js';
 import { auditEvent, type EventSink } from './events.js';
 import type { NotifyOutcome } from './group-notifier.js';

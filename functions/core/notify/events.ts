@@ -1,4 +1,4 @@
-import type { GroupReport } from '../reconcile/reconciler.js';
+import type { GroupReport } from '../reconcile/ports.js';
 import type { StreamCounts } from './audit-changes.js';
 import type { NotifyEvent } from './rules.js';
 

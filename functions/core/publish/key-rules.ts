@@ -1,6 +1,5 @@
 import { ConflictError, type TallyError, UnprocessableInputError } from '../shared/errors.js';
-import type { KeyedPublish, KeyedPublishes } from './ports.js';
-import type { Answered, PublishRequest } from './publisher.js';
+import type { Answered, KeyedPublish, KeyedPublishes, PublishRequest } from './ports.js';
 
 // A publish's Idempotency-Key: what its item decides before anything is done (a replay, a
 // conflict, a mismatch, or a retry of an unsettled attempt), and the answer stored at the end.

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { isNullHeaderValue, type RecordInput } from '../rest-proxy/record-input.js';
 import {
   ForbiddenError,
   InvalidInputError,
@@ -9,8 +8,8 @@ import {
 import { partitionForKey } from '../shared/murmur2.js';
 import type { RecordOutcome } from '../shared/outcomes.js';
 import { isInternalTopic, topicNameProblem } from '../shared/topic-names.js';
-import type { OutgoingRecord, TopicDescription } from './ports.js';
-import type { PublishRequest } from './publisher.js';
+import type { OutgoingRecord, PublishRequest, TopicDescription } from './ports.js';
+import { isNullHeaderValue, type RecordInput } from './record.js';
 import { bodyBytes, headerBytes, headerNameBytes, singleRecordBatchOf } from './record-size.js';
 
 // Planning a publish: which topics and records are acceptable, where each record goes, what it

@@ -1,5 +1,7 @@
 import type { Deadline } from '../shared/deadline.js';
+import type { TallyError } from '../shared/errors.js';
 import type { RecordOutcome } from '../shared/outcomes.js';
+import type { RecordInput } from './record.js';
 
 // What the publish core needs from the outside world. Adapters implement these; unit tests pass
 // fakes.
@@ -182,4 +184,64 @@ export interface KeyedPublishes {
     answer: unknown,
     deadline?: Deadline,
   ): Promise<boolean>;
+}
+
+export interface PublishRequest {
+  readonly topic: string;
+  readonly stream: string;
+  readonly idempotencyKey: string | undefined;
+  /** Parsed records, or why a record could not be parsed (reported in its place). */
+  readonly records: ReadonlyArray<RecordInput | TallyError>;
+  readonly deadline: Deadline;
+  readonly now: number;
+  /** `fingerprint(request)`, when the caller has already computed it (it hashes every record). */
+  readonly fingerprint?: string;
+}
+
+export type RecordResult =
+  | { readonly kind: 'rejected'; readonly error: TallyError }
+  | {
+      readonly kind: 'published';
+      readonly input: RecordInput;
+      readonly seq: number;
+      readonly partition: number;
+      readonly timestamp: number;
+      readonly outcome: RecordOutcome;
+    };
+
+export interface PublishResult {
+  readonly topic: string;
+  readonly stream: string;
+  readonly results: readonly RecordResult[];
+  /** Problems that did not change any record's outcome (e.g. the final ledger write failed). */
+  readonly warnings: readonly string[];
+}
+
+export interface PublisherPorts {
+  readonly catalog: TopicCatalog;
+  readonly sender: RecordSender;
+  /** With `peek` and `giveBack` when it leases seqs (core/publish/seq-leases.ts). */
+  readonly allocator: SequenceAllocator & {
+    peek?(stream: string, count: number, deadline: Deadline): boolean;
+    giveBack?(stream: string, allocation: Allocation, count: number): void;
+  };
+  /**
+   * The audit's horizon (ms): a seq allocated this long ago may be judged by the audit. A request
+   * ending within it may send its seqs before any ledger write (see the plan below).
+   */
+  readonly auditHorizonMs: number;
+  readonly ledger: Ledger;
+  readonly keyed: KeyedPublishes;
+  readonly allowTopic: (topic: string) => boolean;
+}
+
+/** What a transport makes of a result: its answer, and whether every outcome in it is final. */
+export type Shape<T> = (result: PublishResult) => { readonly answer: T; readonly settled: boolean };
+
+export interface Answered<T> {
+  readonly answer: T;
+  /** The key's stored answer, given again: nothing was sent or written. */
+  readonly replayed: boolean;
+  /** Problems that did not change any record's outcome (a write after the send failed). */
+  readonly warnings: readonly string[];
 }

@@ -6,8 +6,7 @@ import {
 import type { RecordOutcome } from '../shared/outcomes.js';
 import { LostKeyRace } from './key-rules.js';
 import { type PlannedRecord, stamp } from './plan.js';
-import type { Ledger, LedgerBlock, LedgerVersion, RecordSender } from './ports.js';
-import type { PublishRequest } from './publisher.js';
+import type { Ledger, LedgerBlock, LedgerVersion, PublishRequest, RecordSender } from './ports.js';
 
 // A publish's send: the ledger block opened first where the plan in core/publish/publisher.ts asks for
 // it (side by side with a first attempt's key claim), the send, and the outcomes' write.

@@ -1,5 +1,5 @@
-import { isPlainObject, rejectUnknownFields } from '../rest-proxy/record-input.js';
 import { InvalidInputError, PayloadTooLargeError } from '../shared/errors.js';
+import { isPlainObject, rejectUnknownFields } from '../shared/input-checks.js';
 import type { ReceiptBatch, SeqRun } from './msk-receipts.js';
 
 // POST /v3/clusters/{cluster_id}/receipts, for consumers outside Lambda:

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { groupStatus } from './offsets/offset-status.js';
-import type { GroupSnapshot } from './ports.js';
-import type { GroupReport, PartitionReport } from './reconciler.js';
+import type { GroupReport, GroupSnapshot, PartitionReport } from './ports.js';
 
 // A group's report from its judged partitions, and the smaller copy kept in its dated history.
 

@@ -1,5 +1,5 @@
 import type { GroupScope } from './group-shards.js';
-import type { OffsetObservation } from './offsets/offset-status.js';
+import type { OffsetObservation, PartitionEvaluation } from './offsets/offset-status.js';
 import type { PartitionHistory } from './offsets/partition-history.js';
 
 // What the reconcile core needs from the outside world; adapters implement these.
@@ -145,4 +145,31 @@ export interface ReportStore {
    * entry unless marked again since `markedAt`: a group that came back meanwhile keeps both.
    */
   forgetGroup(group: string, markedAt: number, before: number): Promise<void>;
+}
+
+export interface PartitionReport extends PartitionEvaluation {
+  readonly topic: string;
+  readonly partition: number;
+  readonly owner: string | null;
+  readonly clientId: string | null;
+  readonly committed: number | null;
+  readonly logStart: number;
+  readonly logEnd: number;
+  /** Oldest and newest observation in the window. */
+  readonly start: OffsetObservation | null;
+  readonly end: OffsetObservation | null;
+}
+
+export interface GroupReport {
+  readonly group: string;
+  readonly state: string;
+  readonly status: 'OK' | 'WARN' | 'ERR';
+  /** Burrow's: the share of partitions whose window is full. */
+  readonly complete: number;
+  readonly partitionCount: number;
+  readonly maxLag: number;
+  readonly totalLag: number;
+  readonly maxTimeLagSeconds: number;
+  readonly anomalies: Readonly<Record<string, number>>;
+  readonly partitions: readonly PartitionReport[];
 }

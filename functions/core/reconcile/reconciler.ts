@@ -3,17 +3,15 @@ import { ALL_GROUPS, type GroupScope } from './group-shards.js';
 import { openHistory } from './history.js';
 import { type MappingRepairs, repairMappings } from './mappings.js';
 import { judgeHeld } from './offsets/judge-held.js';
-import {
-  evaluatePartition,
-  type OffsetObservation,
-  type PartitionEvaluation,
-} from './offsets/offset-status.js';
+import { evaluatePartition, type OffsetObservation } from './offsets/offset-status.js';
 import type {
+  GroupReport,
   GroupReportWrite,
   GroupSnapshot,
   GroupSource,
   MappingStore,
   OffsetHistory,
+  PartitionReport,
   ReportedGroup,
   ReportStore,
   StoredHistory,
@@ -29,33 +27,6 @@ export interface ReconcileOptions extends RetentionOptions {
   readonly minimumComplete?: number;
   /** How long a gone member's mappings are kept. */
   readonly graceMs: number;
-}
-
-export interface PartitionReport extends PartitionEvaluation {
-  readonly topic: string;
-  readonly partition: number;
-  readonly owner: string | null;
-  readonly clientId: string | null;
-  readonly committed: number | null;
-  readonly logStart: number;
-  readonly logEnd: number;
-  /** Oldest and newest observation in the window. */
-  readonly start: OffsetObservation | null;
-  readonly end: OffsetObservation | null;
-}
-
-export interface GroupReport {
-  readonly group: string;
-  readonly state: string;
-  readonly status: 'OK' | 'WARN' | 'ERR';
-  /** Burrow's: the share of partitions whose window is full. */
-  readonly complete: number;
-  readonly partitionCount: number;
-  readonly maxLag: number;
-  readonly totalLag: number;
-  readonly maxTimeLagSeconds: number;
-  readonly anomalies: Readonly<Record<string, number>>;
-  readonly partitions: readonly PartitionReport[];
 }
 
 export interface ReconcileReport {

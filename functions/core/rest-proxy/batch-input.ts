@@ -1,10 +1,7 @@
 import { InvalidInputError, type TallyError, UnprocessableInputError } from '../shared/errors.js';
-import {
-  isPlainObject,
-  type ParsedRecord,
-  parsedRecordOrError,
-  rejectUnknownFields,
-} from './record-input.js';
+import { isPlainObject, rejectUnknownFields } from '../shared/input-checks.js';
+import { parsedRecordOrError } from './record-input.js';
+import type { ParsedRecord } from './schema-input.js';
 
 // REST Proxy v3 batch produce: `{entries: [{id, ...record}]}`. A problem with the list itself
 // (empty, too long, ids not distinct, an id that is not one) refuses the whole request with 422

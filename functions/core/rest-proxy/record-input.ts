@@ -1,19 +1,25 @@
 import { Buffer } from 'node:buffer';
 import {
+  DATA_TYPES,
+  NULL_HEADER_VALUE,
+  type RecordData,
+  type RecordHeader,
+  type RecordInput,
+} from '../publish/record.js';
+import {
   InvalidInputError,
   NotFoundError,
   SchemaRegistryMissingError,
   TallyError,
 } from '../shared/errors.js';
-import { parseSchemaPart, type SchemaDataType, type SchemaPart } from './schema-input.js';
+import { isPlainObject, rejectUnknownFields } from '../shared/input-checks.js';
+import { type ParsedRecord, parseSchemaPart, type SchemaPart } from './schema-input.js';
 
 // Parses Confluent REST Proxy v3 record objects into the bytes that will be written, or, for a
 // key or value with a schema (when a registry is configured), into a part that is serialized
 // before the publish (schema-input.ts). Every problem names the field, e.g. `value.data` or
 // `headers[2].name`.
 
-export const DATA_TYPES = ['BINARY', 'JSON', 'STRING'] as const;
-export type DataType = (typeof DATA_TYPES)[number];
 /** REST Proxy's types that are serialized with a schema from a schema registry. */
 export const SCHEMA_TYPES: ReadonlySet<unknown> = new Set(['AVRO', 'PROTOBUF', 'JSONSCHEMA']);
 /** REST Proxy's fields that choose a key's or value's schema. */
@@ -24,50 +30,6 @@ export const SCHEMA_FIELDS: ReadonlySet<string> = new Set([
   'subject_name_strategy',
   'schema',
 ]);
-
-/** A key or value as written: `bytes` null is a Kafka null (reported size -1). */
-export interface RecordData {
-  readonly type: DataType | SchemaDataType;
-  readonly bytes: Buffer | null;
-  /** The registry's id of the schema it was serialized with. */
-  readonly schemaId?: number;
-  /** The subject of that schema, and its version there (REST Proxy's report has both). */
-  readonly subject?: string;
-  readonly schemaVersion?: number;
-}
-
-export interface RecordHeader {
-  readonly name: string;
-  /** The value's bytes; `NULL_HEADER_VALUE` for a Kafka null (a header with no value). */
-  readonly value: Buffer;
-}
-
-/**
- * A header's null value, as REST Proxy writes a header given `"value": null` (ProduceControllerImpl:
- * `new RecordHeader(name, null)`). It is this one empty buffer, told apart from an empty value by
- * identity: it is the same size on the wire (a varint length of -1 takes one byte, as 0 does),
- * so every size Tally counts stays right, and the Kafka adapter writes it as null.
- */
-export const NULL_HEADER_VALUE: Buffer = Buffer.alloc(0);
-
-export function isNullHeaderValue(value: Buffer): boolean {
-  return value === NULL_HEADER_VALUE;
-}
-
-export interface RecordInput {
-  readonly partition: number | undefined;
-  readonly key: RecordData | undefined;
-  readonly value: RecordData | undefined;
-  readonly headers: readonly RecordHeader[];
-  /** Epoch milliseconds, when the client set one. */
-  readonly timestamp: number | undefined;
-}
-
-/** A record as parsed, whose key or value may still wait for its schema (schema-input.ts). */
-export interface ParsedRecord extends Omit<RecordInput, 'key' | 'value'> {
-  readonly key: RecordData | SchemaPart | undefined;
-  readonly value: RecordData | SchemaPart | undefined;
-}
 
 /** Headers Tally stamps on every record; a client may not set them. */
 export const RESERVED_HEADER_PREFIX = 'tally.';
@@ -82,41 +44,6 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+
 
 function invalid(field: string, message: string): never {
   throw new InvalidInputError(`${field}: ${message}`, { field });
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A task's input: a plain object of only `fields` (each field is then checked by the caller). */
-export function taskInputObject(
-  input: unknown,
-  fields: readonly string[],
-): Record<string, unknown> {
-  if (!isPlainObject(input))
-    throw new InvalidInputError(`input: must be {${fields.join(', ')}}`, { field: 'input' });
-  rejectUnknownFields(input, new Set(fields), '');
-  return input;
-}
-
-export function rejectUnknownFields(
-  object: Record<string, unknown>,
-  allowed: ReadonlySet<string>,
-  where: string,
-  /** A field the caller has read itself (a batch entry's `id`): not reported, not listed. */
-  ignored?: string,
-): void {
-  // for-in, not Object.keys: no list of names per object (a batch reads thousands); an
-  // inherited name is skipped as Object.keys skips it.
-  for (const name in object) {
-    if (!allowed.has(name) && name !== ignored && Object.hasOwn(object, name)) {
-      // A name that is not a plain identifier is quoted, so the message still starts with it.
-      invalid(
-        `${where}${/^[\w-]+$/.test(name) ? name : JSON.stringify(name)}`,
-        `unknown field (allowed: ${[...allowed].join(', ')})`,
-      );
-    }
-  }
 }
 
 /** Standard base64, padding optional. */

@@ -1,7 +1,7 @@
-import type { PublishResult, RecordResult } from '../publish/publisher.js';
+import type { PublishResult, RecordResult } from '../publish/ports.js';
+import type { RecordData } from '../publish/record.js';
 import type { TallyError } from '../shared/errors.js';
 import { isRetriable, outcomeStatusCode, type RecordOutcome } from '../shared/outcomes.js';
-import type { RecordData } from './record-input.js';
 
 // Shapes publish results as Confluent REST Proxy responses (v3 produce and batch, v2 offsets),
 // with Tally's extensions as extra fields: `stream`, `seq`, and `outcome`/`retriable` on errors.

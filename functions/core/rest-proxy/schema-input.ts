@@ -1,6 +1,11 @@
 import type { Buffer } from 'node:buffer';
+import {
+  type RecordData,
+  type RecordInput,
+  SCHEMA_DATA_TYPES,
+  type SchemaDataType,
+} from '../publish/record.js';
 import { InvalidInputError, TallyError } from '../shared/errors.js';
-import type { ParsedRecord, RecordData, RecordInput } from './record-input.js';
 
 // A key or value to be serialized with a schema from the registry (REST Proxy v3's `schema_id`,
 // `schema_version`, `subject`, `subject_name_strategy`, `schema` and the types AVRO, PROTOBUF,
@@ -14,8 +19,6 @@ import type { ParsedRecord, RecordData, RecordInput } from './record-input.js';
 // else the one `subject_name_strategy` names (TOPIC_NAME when neither is given), and only
 // TOPIC_NAME names one without the schema in hand. Every refusal is a 400 naming the field.
 
-export const SCHEMA_DATA_TYPES = ['AVRO', 'PROTOBUF', 'JSONSCHEMA'] as const;
-export type SchemaDataType = (typeof SCHEMA_DATA_TYPES)[number];
 export const SUBJECT_NAME_STRATEGIES = ['TOPIC_NAME', 'RECORD_NAME', 'TOPIC_RECORD_NAME'] as const;
 export type SubjectNameStrategy = (typeof SUBJECT_NAME_STRATEGIES)[number];
 
@@ -45,6 +48,12 @@ export interface SchemaPart {
   readonly data: unknown;
   readonly field: string;
   readonly role: 'key' | 'value';
+}
+
+/** A record as parsed, whose key or value may still wait for its schema (schema-input.ts). */
+export interface ParsedRecord extends Omit<RecordInput, 'key' | 'value'> {
+  readonly key: RecordData | SchemaPart | undefined;
+  readonly value: RecordData | SchemaPart | undefined;
 }
 
 /**

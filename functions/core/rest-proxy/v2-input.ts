@@ -1,16 +1,9 @@
 import { Buffer } from 'node:buffer';
+import type { RecordData, RecordHeader, RecordInput } from '../publish/record.js';
 import { InvalidInputError, UnprocessableInputError } from '../shared/errors.js';
+import { isPlainObject, rejectUnknownFields } from '../shared/input-checks.js';
 import { requireMediaType } from './content-type.js';
-import {
-  decodeBase64,
-  isPlainObject,
-  NO_HEADERS,
-  parsePartition,
-  type RecordData,
-  type RecordHeader,
-  type RecordInput,
-  rejectUnknownFields,
-} from './record-input.js';
+import { decodeBase64, NO_HEADERS, parsePartition } from './record-input.js';
 
 // REST Proxy v2 / Strimzi HTTP bridge produce:
 // `{records: [{key, value, partition?, headers?, timestamp?}]}`.

@@ -1,5 +1,5 @@
-import { isPlainObject } from '../rest-proxy/record-input.js';
 import { ForbiddenError, InvalidInputError } from './errors.js';
+import { isPlainObject } from './input-checks.js';
 import { topicAllowList } from './topic-names.js';
 
 // Who may do what: every HTTP route needs a scope; publishing also needs the topic to be in the

@@ -1,4 +1,4 @@
-import type { GroupReport, PartitionReport } from '../reconciler.js';
+import type { GroupReport, PartitionReport } from '../ports.js';
 
 // Burrow's HTTP JSON shapes (v3 API), so existing Burrow dashboards read Tally's reports.
 // Tally's extra partition statuses (LOST, OUT_OF_RANGE) appear as partition statuses.
