@@ -18,7 +18,9 @@ import { type AuditConfig, loadAuditConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { log } from '../platform/log.js';
 import { loadNotifyConfig, type NotifyConfig } from '../platform/notify-config.js';
+import { tracing } from '../platform/tracing.js';
 import { publishAuditMetrics } from './metrics.js';
 import { scanDeadline } from './scan-deadline.js';
 
@@ -67,11 +69,13 @@ async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
     eventBus === undefined
       ? undefined
       : createAuditNotifier({
-          noted: createNotedStore(documents, config.auditsTable),
+          noted: createNotedStore(documents, config.auditsTable, log),
           sink: createEventSink({
             region: config.region,
             eventBus,
             endpoint: notifyConfig.endpoint,
+            captureClient: tracing.captureClient,
+            log,
           }),
         });
   /**
@@ -98,7 +102,7 @@ async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
     });
     await store.save(auditId, report);
     publishAuditMetrics(report);
-    if (notifier) await notifySafely('audit', () => notifier.notify({ auditId, ...report }));
+    if (notifier) await notifySafely('audit', () => notifier.notify({ auditId, ...report }), log);
     return { auditId, ...report };
   };
   return {

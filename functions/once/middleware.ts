@@ -78,7 +78,10 @@ export function tallyOnce(options: TallyOnceOptions): MiddlewareObj<MSKEvent> {
   const compacted = new Map<string, number>();
   return {
     before: async (request) => {
-      const records = checkMskEvent(request.event as unknown);
+      // Lambda's MSK event, its shape checked: records as Lambda delivers them.
+      const records = checkMskEvent(request.event as unknown) as Readonly<
+        Record<string, readonly MSKRecord[]>
+      >;
       (request.context as OnceContext).once = async (act) => {
         const list = Object.values(records).flat();
         const byId = new Map(list.map((r) => [`${r.topic}-${r.partition}-${r.offset}`, r]));

@@ -1,12 +1,12 @@
-// GET /openapi.json — Tally's OpenAPI 3.1 document (platform/openapi.ts), or with ?version=3.0 its
-// 3.0 rendering (platform/openapi-30.ts). Behind the `read` scope like every other route (README,
+// GET /openapi.json — Tally's OpenAPI 3.1 document (openapi/document.ts), or with ?version=3.0 its
+// 3.0 rendering (openapi/openapi-30.ts). Behind the `read` scope like every other route (README,
 // Access): any token of ours may fetch it, and the admin surface it describes is not published to
 // anonymous callers.
 
 import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler } from '../platform/http.js';
-import { openApiDocument } from '../platform/openapi.js';
-import { openApi30 } from '../platform/openapi-30.js';
+import { openApiDocument } from './document.js';
+import { openApi30 } from './openapi-30.js';
 
 /** Rendered on first request, once per container. */
 const bodies = new Map<string, () => string>([

@@ -1,7 +1,7 @@
+import { sdkClientConfig } from '../adapters/aws/lazy-sdk-client.js';
 import type { KafkaConnectionOptions } from '../adapters/kafka/client.js';
 import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
 import type { CommonConfig } from './config.js';
-import { sdkClientConfig } from './lazy-sdk-client.js';
 import { tracing } from './tracing.js';
 
 /**

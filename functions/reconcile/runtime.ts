@@ -16,7 +16,9 @@ import { loadReconcileConfig, type ReconcileConfig } from '../platform/config.js
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { log } from '../platform/log.js';
 import { loadNotifyConfig, type NotifyConfig } from '../platform/notify-config.js';
+import { tracing } from '../platform/tracing.js';
 
 // The composition root of the reconcile functions, built once per container.
 
@@ -51,6 +53,8 @@ async function build(config: ReconcileConfig, notifyConfig: NotifyConfig) {
               region: config.region,
               eventBus,
               endpoint: notifyConfig.endpoint,
+              captureClient: tracing.captureClient,
+              log,
             }),
             newId: randomUUID,
           },
@@ -65,8 +69,11 @@ async function build(config: ReconcileConfig, notifyConfig: NotifyConfig) {
   ): Promise<{ report: ReconcileReport; notified?: NotifyOutcome }> => {
     const report = await reconciler.run(scope);
     if (!notifier) return { report };
-    const notified = await notifySafely('reconcile', async () =>
-      notifier.notify(report, config.burrowClusterName ?? (await source.clusterId()), scope),
+    const notified = await notifySafely(
+      'reconcile',
+      async () =>
+        notifier.notify(report, config.burrowClusterName ?? (await source.clusterId()), scope),
+      log,
     );
     return { report, notified };
   };

@@ -6,6 +6,7 @@ import { loadWorkflowConfig, type WorkflowConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { tracing } from '../platform/tracing.js';
 
 // The composition root of the approval functions, built once per container.
 
@@ -15,7 +16,11 @@ async function build(config: WorkflowConfig) {
   return {
     config,
     approvals: createApprovalsStore(documents, config.approvalsTable),
-    tokens: createTaskTokens({ region: config.region, endpoint: config.stepFunctionsEndpoint }),
+    tokens: createTaskTokens({
+      region: config.region,
+      endpoint: config.stepFunctionsEndpoint,
+      captureClient: tracing.captureClient,
+    }),
     clusterId: createClusterIdentity(lazyAdmin(kafka)),
   };
 }

@@ -4,7 +4,7 @@ import { serverlessRoutes } from './openapi-routes.js';
 import { type Answer, createExchangeChecker } from './openapi-validate.js';
 
 // The integration tests' check that the OpenAPI document cannot drift: every in-process call of
-// an HTTP handler is checked against functions/platform/openapi.ts — the answer always, the
+// an HTTP handler is checked against functions/openapi/document.ts — the answer always, the
 // request when the answer is 2xx (see openapi-validate.ts). A departure throws from the handler
 // call, naming the route, the status and the schema error, and fails the test in afterEach too,
 // in case the test caught it.
@@ -46,7 +46,7 @@ function checked(instance: Instance, candidates: readonly string[]): Instance {
       checkedCount[routeKey] = byStatus;
       byStatus[String(answer.statusCode)] = (byStatus[String(answer.statusCode)] ?? 0) + 1;
       if (problems.length > 0) {
-        const message = `OpenAPI: ${routeKey} answered ${answer.statusCode}, which departs from functions/platform/openapi.ts:\n  ${problems.join('\n  ')}`;
+        const message = `OpenAPI: ${routeKey} answered ${answer.statusCode}, which departs from functions/openapi/document.ts:\n  ${problems.join('\n  ')}`;
         departures.push(message);
         throw new Error(message);
       }

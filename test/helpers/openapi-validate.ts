@@ -9,7 +9,7 @@ import {
   type OpenApiDocument,
   type Operation,
   openApiDocument,
-} from '../../functions/platform/openapi.js';
+} from '../../functions/openapi/document.js';
 
 // Checks one HTTP exchange (an API Gateway event and the handler's answer) against Tally's
 // OpenAPI document with Ajv's JSON Schema 2020-12 validator. The answer is always checked: its

@@ -8,6 +8,7 @@ import {
 } from '../../functions/adapters/dynamodb/notify-state.js';
 import { readAll } from '../../functions/adapters/dynamodb/read-all.js';
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
+import { log } from '../../functions/platform/log.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
@@ -48,7 +49,7 @@ describe('notification state in DynamoDB', () => {
   });
 
   it('keeps the counts last notified per topic, written only over the version read', async () => {
-    const store = createNotedStore(documents, tables.AuditsTable as string);
+    const store = createNotedStore(documents, tables.AuditsTable as string, log);
     expect(await store.load('orders')).toEqual({ streams: new Map(), version: 0 });
     const counts = { lost: 2, producerDuplicates: 0, consumerDuplicates: { billing: 1 } };
     expect(await store.save('orders', new Map([['orders', counts]]), 0)).toBe(true);
@@ -61,7 +62,7 @@ describe('notification state in DynamoDB', () => {
 
   it("keeps a large user's counts (20,000 streams with findings) in items under 400 KB", async () => {
     const table = tables.AuditsTable as string;
-    const store = createNotedStore(documents, table);
+    const store = createNotedStore(documents, table, log);
     // Names that gzip poorly (hex digests), and consumer duplicates in two groups: ~2.5 MB of JSON.
     const streams = (round: number) =>
       new Map(

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventSink } from '../../functions/adapters/eventbridge/event-sink.js';
 import type { OutgoingEvent } from '../../functions/core/notify/events.js';
+import { log } from '../../functions/platform/log.js';
 import { type LocalEventBus, serveLocalEventBus } from '../../infra/local/event-bus.js';
 
 // The EventBridge adapter (the real SDK client) against the local stack's PutEvents stand-in,
@@ -42,7 +43,13 @@ describe('events through the local event bus to a webhook', () => {
       detail: { group: `g${i}`, state: 'open' },
     }));
   const sink = () =>
-    createEventSink({ region: 'us-east-1', eventBus: 'default', endpoint: bus.url });
+    createEventSink({
+      region: 'us-east-1',
+      eventBus: 'default',
+      endpoint: bus.url,
+      captureClient: (client) => client,
+      log,
+    });
 
   it('delivers every event, more than PutEvents takes at once, in the envelope EventBridge delivers', async () => {
     received.length = 0;
@@ -74,6 +81,8 @@ describe('events through the local event bus to a webhook', () => {
       region: 'us-east-1',
       eventBus: 'default',
       endpoint: 'http://127.0.0.1:9', // discard port: connection refused
+      captureClient: (client) => client,
+      log,
     });
     expect(await unreachable.send(events(2))).toEqual([false, false]);
   });

@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it, vi } from 'vitest';
-import { openApiDocument } from '../../functions/platform/openapi.js';
-import { openApi30, schema30 } from '../../functions/platform/openapi-30.js';
+import { openApiDocument } from '../../functions/openapi/document.js';
+import { openApi30, schema30 } from '../../functions/openapi/openapi-30.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
 import { serverlessRoutes } from '../helpers/openapi-routes.js';
 import { createExchangeChecker } from '../helpers/openapi-validate.js';

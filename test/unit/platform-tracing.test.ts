@@ -218,7 +218,8 @@ describe('tracing on: the real Tracer, documents caught where the X-Ray daemon l
   it('traces AWS SDK calls as subsegments of the invocation (DynamoDB, lazily loaded clients)', async () => {
     const { taskHandler } = await import('../../functions/platform/task.js');
     const { dynamoDbClients } = await import('../../functions/platform/dynamodb-clients.js');
-    const { lazySdkClient } = await import('../../functions/platform/lazy-sdk-client.js');
+    const { lazySdkClient } = await import('../../functions/adapters/aws/lazy-sdk-client.js');
+    const { tracing } = await import('../../functions/platform/tracing.js');
     const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
     // Nothing listens there: each call fails at once, traced all the same.
     const endpoint = 'http://127.0.0.1:9';
@@ -235,6 +236,7 @@ describe('tracing on: the real Tracer, documents caught where the X-Ray daemon l
         { region: 'us-east-1', endpoint },
         () => import('@aws-sdk/client-sfn'),
         (module, config) => new module.SFNClient(config),
+        tracing.captureClient,
       );
       const { module, client } = await sfn();
       await client.send(new module.ListStateMachinesCommand({})).catch(() => {});

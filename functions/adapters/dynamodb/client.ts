@@ -6,7 +6,7 @@ import {
   DependencyRefusedError,
   DependencyUnavailableError,
 } from '../../core/shared/errors.js';
-import { sdkClientWhere } from '../../platform/lazy-sdk-client.js';
+import { sdkClientWhere } from '../aws/lazy-sdk-client.js';
 
 export interface DynamoDbOptions {
   /** A local DynamoDB API (dynalite, DynamoDB Local) instead of AWS. */

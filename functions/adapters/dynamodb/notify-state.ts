@@ -11,7 +11,6 @@ import type { NotedStore } from '../../core/notify/audit-notifier.js';
 import type { IncidentStore, StoredIncident } from '../../core/notify/group-notifier.js';
 import type { GroupStatus, Incident } from '../../core/notify/rules.js';
 import { DependencyUnavailableError } from '../../core/shared/errors.js';
-import { log } from '../../platform/log.js';
 import { orUnavailable } from './client.js';
 import { versionedDelete, versionedPut } from './conditional.js';
 import { readAll } from './read-all.js';
@@ -88,7 +87,11 @@ const INLINE_BYTES = 64 * 1024;
 /** Gzipped bytes per part item: with its key and names, well under 409,600 bytes. */
 const PART_BYTES = 350 * 1024;
 
-export function createNotedStore(client: DynamoDBDocumentClient, tableName: string): NotedStore {
+export function createNotedStore(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  log: (level: 'warn', message: string, extra?: object) => void,
+): NotedStore {
   const get = async (auditId: string, doing: string) => {
     const read = new GetCommand({ TableName: tableName, Key: { auditId }, ConsistentRead: true });
     return (await orUnavailable(doing, () => client.send(read))).Item;

@@ -1,7 +1,6 @@
 import type { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { EventSink, OutgoingEvent } from '../../core/notify/events.js';
-import { lazySdkClient } from '../../platform/lazy-sdk-client.js';
-import { log } from '../../platform/log.js';
+import { type CaptureClient, lazySdkClient } from '../aws/lazy-sdk-client.js';
 
 /** PutEvents takes at most 10 entries a call. */
 const ENTRIES_PER_CALL = 10;
@@ -12,6 +11,9 @@ export interface EventSinkOptions {
   readonly eventBus: string;
   /** A local EventBridge API (the `npm start` stack's) instead of AWS. */
   readonly endpoint: string | undefined;
+  /** What the composition root does to the SDK client (its tracing). */
+  readonly captureClient: CaptureClient;
+  readonly log: (level: 'warn' | 'error', message: string, extra?: object) => void;
 }
 
 /**
@@ -24,7 +26,9 @@ export function createEventSink(options: EventSinkOptions): EventSink {
     options,
     () => import('@aws-sdk/client-eventbridge'),
     (module, config) => new module.EventBridgeClient(config),
+    options.captureClient,
   );
+  const { log } = options;
   const put = async (events: readonly OutgoingEvent[]): Promise<boolean[]> => {
     try {
       const { client, module } = await load();

@@ -1,6 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { NotifyOutcome } from '../../core/notify/group-notifier.js';
-import { log } from '../../platform/log.js';
 
 // A notifier runs after the work it reports on, and must never fail it: a store or EventBridge
 // that does not answer is logged and counted (NotificationsFailed, alarmed in serverless.yml),
@@ -14,6 +13,7 @@ const metrics = {
 export async function notifySafely(
   service: keyof typeof metrics,
   work: () => Promise<NotifyOutcome>,
+  log: (level: 'warn' | 'error', message: string, extra?: object) => void,
 ): Promise<NotifyOutcome> {
   let outcome: NotifyOutcome;
   try {

@@ -1,6 +1,6 @@
 import type { SendTaskFailureCommand, SendTaskSuccessCommand } from '@aws-sdk/client-sfn';
 import { ConflictError, DependencyUnavailableError } from '../../core/shared/errors.js';
-import { lazySdkClient } from '../../platform/lazy-sdk-client.js';
+import { type CaptureClient, lazySdkClient } from '../aws/lazy-sdk-client.js';
 
 /** Errors Step Functions answers when nobody waits on a token any more. */
 const GONE = new Set(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);
@@ -10,11 +10,17 @@ const GONE = new Set(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);
  * Functions, locally through the `npm start` stack's Step Functions endpoint. The SDK client is
  * loaded by the first decision, not at cold start: listing and requesting approvals never use it.
  */
-export function createTaskTokens(options: { region: string; endpoint: string | undefined }) {
+export function createTaskTokens(options: {
+  region: string;
+  endpoint: string | undefined;
+  /** What the composition root does to the SDK client (its tracing). */
+  captureClient: CaptureClient;
+}) {
   const load = lazySdkClient(
     options,
     () => import('@aws-sdk/client-sfn'),
     (module, config) => new module.SFNClient(config),
+    options.captureClient,
   );
   const send = async (
     doing: string,

@@ -1,4 +1,3 @@
-import type { MSKRecord } from 'aws-lambda';
 import { InvalidInputError } from '../shared/errors.js';
 
 // Receipts: what a downstream consumer group processed, by the `tally.*` headers of each record.
@@ -24,6 +23,18 @@ export interface ReceiptBatch {
   readonly count: number;
 }
 
+/**
+ * What the receipts read of a record Lambda's MSK trigger delivers: the part of aws-lambda's
+ * DeliveredRecord they use, so Lambda's event types stay out of the core (an DeliveredRecord is one).
+ */
+export interface DeliveredRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  /** Each header's value as the bytes Lambda gives, by header name. */
+  readonly headers?: ReadonlyArray<Readonly<Record<string, number[]>>>;
+}
+
 /** Compresses seqs into runs of +1 steps, in the order given. */
 export function toRuns(values: readonly number[]): SeqRun[] {
   const runs: Array<[number, number]> = [];
@@ -35,7 +46,7 @@ export function toRuns(values: readonly number[]): SeqRun[] {
   return runs;
 }
 
-export function headerText(record: MSKRecord, name: string): string | undefined {
+export function headerText(record: DeliveredRecord, name: string): string | undefined {
   for (const header of record.headers ?? []) {
     if (typeof header !== 'object' || header === null) continue;
     const bytes = header[name];
@@ -58,10 +69,11 @@ export function checkMskRecords(records: unknown): void {
           (r: unknown) =>
             typeof r !== 'object' ||
             r === null ||
-            typeof (r as MSKRecord).topic !== 'string' ||
-            !Number.isSafeInteger((r as MSKRecord).partition) ||
-            !Number.isSafeInteger((r as MSKRecord).offset) ||
-            ((r as MSKRecord).headers !== undefined && !Array.isArray((r as MSKRecord).headers)),
+            typeof (r as DeliveredRecord).topic !== 'string' ||
+            !Number.isSafeInteger((r as DeliveredRecord).partition) ||
+            !Number.isSafeInteger((r as DeliveredRecord).offset) ||
+            ((r as DeliveredRecord).headers !== undefined &&
+              !Array.isArray((r as DeliveredRecord).headers)),
         );
     if (bad !== -1) {
       const field =
@@ -80,13 +92,15 @@ export function checkMskRecords(records: unknown): void {
 export type RecordFate = 'acted' | 'suppressed' | 'failed';
 
 /** Lambda's MSK event, checked before it is read: its records by "<topic>-<partition>". */
-export function checkMskEvent(event: unknown): Readonly<Record<string, readonly MSKRecord[]>> {
+export function checkMskEvent(
+  event: unknown,
+): Readonly<Record<string, readonly DeliveredRecord[]>> {
   if (typeof event !== 'object' || event === null) {
     throw new InvalidInputError('event: an MSK event {eventSource, records}', { field: 'event' });
   }
   const records = (event as { records?: unknown }).records ?? {};
   checkMskRecords(records);
-  return records as Readonly<Record<string, readonly MSKRecord[]>>;
+  return records as Readonly<Record<string, readonly DeliveredRecord[]>>;
 }
 
 /**
@@ -97,8 +111,8 @@ export function checkMskEvent(event: unknown): Readonly<Record<string, readonly 
  */
 export function receiptsFromMsk(
   group: string,
-  records: Readonly<Record<string, readonly MSKRecord[]>>,
-  fate: (record: MSKRecord) => RecordFate = () => 'acted',
+  records: Readonly<Record<string, readonly DeliveredRecord[]>>,
+  fate: (record: DeliveredRecord) => RecordFate = () => 'acted',
 ): ReceiptBatch[] {
   const batches = new Map<
     string,

@@ -1,4 +1,4 @@
-// The component schemas of Tally's OpenAPI document (openapi.ts): JSON Schema 2020-12, as the
+// The component schemas of Tally's OpenAPI document (document.ts): JSON Schema 2020-12, as the
 // handlers write their bodies. Small shapes are closed (unevaluatedProperties: false), so a field
 // a handler adds or drops fails the integration tests' check; large reports (reconcile, audit)
 // close their top level and the parts clients read.

@@ -3,7 +3,7 @@
 // GET /openapi.json; the integration tests check every request and answer against it
 // (test/helpers/openapi-hook.ts), and a unit test that serverless.yml has the same routes.
 // Only the openapi function imports it: no other bundle carries it.
-import { ref, type Schema, schemas } from './openapi-schemas.js';
+import { ref, type Schema, schemas } from './schemas.js';
 
 type Parameter = {
   readonly [extension: `x-${string}`]: unknown;

@@ -1,6 +1,3 @@
-import { lazyRuntime } from './lazy-runtime.js';
-import { tracing } from './tracing.js';
-
 /** Where an AWS SDK client sends: AWS in `region`, or a local API (the `npm start` stack's). */
 export interface SdkClientPlace {
   readonly region: string;
@@ -32,18 +29,30 @@ export function sdkClientConfig(place: SdkClientPlace) {
   };
 }
 
+/** What a composition root does to each SDK client it builds: trace its calls, or nothing. */
+export type CaptureClient = <Client extends object>(client: Client) => Client;
+
 /**
  * An SDK client module and its client, loaded by the first call rather than at cold start (the
- * functions that hold one rarely use it), then shared by every later call of the container;
- * its calls are traced when tracing is on (TALLY_TRACING).
+ * functions that hold one rarely use it), then shared by every later call of the container; a
+ * failed load is forgotten, so the next call loads again. Each client is passed to `capture`
+ * (the platform's tracing, when TALLY_TRACING is on).
  */
 export function lazySdkClient<Module, Client extends object>(
   place: SdkClientPlace,
   load: () => Promise<Module>,
   create: (module: Module, config: ReturnType<typeof sdkClientConfig>) => Client,
+  capture: CaptureClient,
 ): () => Promise<{ readonly module: Module; readonly client: Client }> {
-  return lazyRuntime(async () => {
-    const module = await load();
-    return { module, client: tracing.captureClient(create(module, sdkClientConfig(place))) };
-  });
+  let loaded: Promise<{ readonly module: Module; readonly client: Client }> | undefined;
+  return () => {
+    loaded ??= (async () => {
+      const module = await load();
+      return { module, client: capture(create(module, sdkClientConfig(place))) };
+    })().catch((error: unknown) => {
+      loaded = undefined;
+      throw error;
+    });
+    return loaded;
+  };
 }

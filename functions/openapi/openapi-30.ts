@@ -1,4 +1,4 @@
-// The OpenAPI 3.0 rendering of Tally's 3.1 document (openapi.ts), for what reads only 3.0: API
+// The OpenAPI 3.0 rendering of Tally's 3.1 document (document.ts), for what reads only 3.0: API
 // Gateway's import, older client generators. It rewrites the few 3.1-only constructs the
 // document uses; what 3.0 cannot say is loosened, never made stricter:
 //   `const: v` → `enum: [v]`; `{type: 'null'}` → `{nullable: true, enum: [null]}`;
@@ -6,8 +6,8 @@
 //   `prefixItems` (a pair) → `items` taking any of them; `unevaluatedProperties: false` →
 //   `additionalProperties: false` (every closed schema declares its properties itself);
 //   `jsonSchemaDialect`, `info.summary` and `license.identifier` are dropped or folded.
-import type { OpenApiDocument } from './openapi.js';
-import type { Schema } from './openapi-schemas.js';
+import type { OpenApiDocument } from './document.js';
+import type { Schema } from './schemas.js';
 
 type Json = { [key: string]: unknown };
 const isObject = (value: unknown): value is Json =>
