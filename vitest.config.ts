@@ -40,9 +40,9 @@ const FIRST = [
   'test/integration/fuzz-tasks.test.ts',
   'test/simulation/workflows-at-size.test.ts',
   // The unit group's longest.
-  'test/unit/core-once.test.ts',
-  'test/unit/core-reconcile-history.test.ts',
-  'test/unit/local-step-functions-limits.test.ts',
+  'test/unit/core/once/run-once.test.ts',
+  'test/unit/core/reconcile/history.test.ts',
+  'test/unit/infra/local/step-functions-limits.test.ts',
   'test/unit/bundles.test.ts',
 ];
 

@@ -16,7 +16,7 @@ import { LOCAL_TABLE_PREFIX } from '../../infra/local/stack.js';
 // API Gateway's HTTP API and Lambda refuse is refused here too. The integration timeout is
 // shortened to GATEWAY_MS so the test need not wait 29 s. A DynamoDB API of its own, because
 // the timeout case pauses it; the shared Kafka broker is only read.
-// The response limit (6,291,556 bytes) is crossed in test/unit/local-gateway-front.test.ts:
+// The response limit (6,291,556 bytes) is crossed in test/unit/infra/local/gateway-front.test.ts:
 // no route of Tally's answers 6 MB on demand.
 const GATEWAY_MS = 5_000;
 const TOKEN = 'tally-local-limits-token';

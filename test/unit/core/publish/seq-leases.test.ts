@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import type { Allocation, SequenceAllocator } from '../../../../functions/core/publish/ports.js';
+import { createSeqLeases } from '../../../../functions/core/publish/seq-leases.js';
+import { Deadline } from '../../../../functions/core/shared/deadline.js';
+
+/** A counter that records each call (its count) and answers after `delayMs`. */
+function counter(delayMs = 0) {
+  let last = 0;
+  const calls: number[] = [];
+  const allocator: SequenceAllocator = {
+    async allocate(_stream, count): Promise<Allocation> {
+      calls.push(count);
+      const firstSeq = last + 1;
+      last += count;
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return { firstSeq, homeTopic: 'orders', allocatedAt: clock.now };
+    },
+  };
+  return { allocator, calls, last: () => last };
+}
+
+// Deadlines expire by the real clock: the fake one starts from it and only moves forward.
+const clock = { now: Date.now() + 3_600_000 };
+const within = (ms = 1000) => new Deadline(clock.now + ms);
+const options = { horizonMs: 60_000, maxLease: 100, windowMs: 1000, now: () => clock.now };
+
+describe('createSeqLeases', () => {
+  it('allocates exactly what an idle stream needs: no lease, nothing left to void', async () => {
+    const { allocator, calls } = counter();
+    const leases = createSeqLeases(allocator, options);
+    for (let i = 0; i < 3; i++) {
+      clock.now += 5_000; // one request every 5 s: below the rate a lease is sized by
+      await leases.allocate('s', 2, 'orders', within());
+    }
+    expect(calls).toEqual([2, 2, 2]);
+  });
+
+  it('grows a lease with the rate and hands out its seqs in order without a call', async () => {
+    const { allocator, calls, last } = counter();
+    const leases = createSeqLeases(allocator, options);
+    const seqs: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      clock.now += 2;
+      seqs.push((await leases.allocate('s', 1, 'orders', within())).firstSeq);
+    }
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(200);
+    expect(calls.length).toBeLessThan(15);
+    expect(Math.max(...calls)).toBeLessThanOrEqual(1 + 100);
+    // What is left of the last lease is all that stays unused (a hole the audit voids).
+    expect(last() - 200).toBeLessThanOrEqual(100);
+  });
+
+  it('never hands out a leased seq to a request ending past the horizon of its allocation', async () => {
+    const { allocator, calls } = counter();
+    const leases = createSeqLeases(allocator, options);
+    for (let i = 0; i < 5; i++) await leases.allocate('s', 1, 'orders', within());
+    const before = calls.length;
+    expect(leases.peek('s', 1, within())).toBe(true);
+    clock.now += 59_500; // the lease is 59.5 s old: a request with 1 s left would end past 60 s
+    expect(leases.peek('s', 1, within())).toBe(false);
+    const allocation = await leases.allocate('s', 1, 'orders', within());
+    expect(calls.length).toBe(before + 1);
+    expect(allocation.allocatedAt).toBe(clock.now);
+  });
+
+  it('leases nothing with a horizon of 0 (every block is opened before its send)', async () => {
+    const { allocator, calls } = counter();
+    const leases = createSeqLeases(allocator, { ...options, horizonMs: 0 });
+    for (let i = 0; i < 20; i++) await leases.allocate('s', 1, 'orders', within());
+    expect(calls).toEqual(Array.from({ length: 20 }, () => 1));
+    expect(leases.peek('s', 1, within())).toBe(false);
+  });
+
+  it('has concurrent requests wait for the allocation on its way rather than each make one', async () => {
+    const { allocator, calls, last } = counter(20);
+    const leases = createSeqLeases(allocator, options);
+    // A few requests first, so the rate says to lease.
+    for (let i = 0; i < 3; i++) await leases.allocate('s', 1, 'orders', within());
+    const firsts = await Promise.all(
+      Array.from({ length: 50 }, () => leases.allocate('s', 1, 'orders', within())),
+    );
+    const seqs = firsts.map((a) => a.firstSeq);
+    expect(new Set(seqs).size).toBe(50);
+    expect(calls.length).toBeLessThan(3 + 5);
+    expect(last() - 53).toBeLessThanOrEqual(100);
+  });
+
+  it('takes back seqs a request never used, for the next request of the stream', async () => {
+    const { allocator, calls } = counter();
+    const leases = createSeqLeases(allocator, options);
+    const unused = await leases.allocate('s', 3, 'orders', within());
+    leases.giveBack('s', unused, 3);
+    const next = await leases.allocate('s', 3, 'orders', within());
+    expect(next.firstSeq).toBe(unused.firstSeq);
+    expect(calls).toEqual([3]);
+  });
+
+  it('keeps state only for the streams of the last windows, however many a container has seen', async () => {
+    // A container living for hours and publishing to a new stream every few ms: 20,000 streams.
+    const { allocator } = counter();
+    const leases = createSeqLeases(allocator, options);
+    let most = 0;
+    for (let i = 0; i < 20_000; i++) {
+      clock.now += 5;
+      for (let r = 0; r < 3; r++) await leases.allocate(`s${i}`, 1, 'orders', within());
+      if (i % 500 === 0) most = Math.max(most, leases.tracked());
+    }
+    // Two rate windows (1 s) hold ~400 streams; a lease lives its horizon (60 s): ~12,000 at 5 ms.
+    expect(most).toBeLessThanOrEqual(60_000 / 5 + 2 * (1000 / 5) + 1);
+    clock.now += options.horizonMs + 2 * options.windowMs;
+    await leases.allocate('last', 1, 'orders', within());
+    expect(leases.tracked()).toBe(1);
+  });
+});
