@@ -2,7 +2,7 @@ import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-// What the functions log goes to test/.logs/<file>.log, shown under a failing test.
+// What the functions log goes to test/.logs/<path under test/>.log, shown under a failing test.
 const setupFiles = ['test/helpers/quiet-logs.ts'];
 
 /**

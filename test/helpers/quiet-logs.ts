@@ -1,5 +1,5 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { beforeEach, expect } from 'vitest';
 
 // `npm test` prints test names and failures, not what the functions log. Each line a function
@@ -11,7 +11,8 @@ import { beforeEach, expect } from 'vitest';
 // truncates the file when it first writes to it (a worker running several files opens each one
 // once), so the logs do not grow across runs.
 
-const DIR = join(import.meta.dirname, '..', '.logs');
+const TESTS = join(import.meta.dirname, '..');
+const DIR = join(TESTS, '.logs');
 
 interface Diverted {
   /** The log file of the test file running now. */
@@ -61,9 +62,11 @@ const state = diverted();
 
 beforeEach((context) => {
   const testPath = expect.getState().testPath;
-  const file = testPath ? join(DIR, `${basename(testPath)}.log`) : undefined;
+  // By the test file's path under test/: unit/core/audit/seq-fates.test.ts and
+  // integration/seq-fates.test.ts keep logs of their own.
+  const file = testPath ? join(DIR, `${relative(TESTS, testPath)}.log`) : undefined;
   if (file && file !== state.file) {
-    mkdirSync(DIR, { recursive: true });
+    mkdirSync(dirname(file), { recursive: true });
     if (state.fd !== undefined) closeSync(state.fd);
     // 'w' the first time this process writes the file in this run, 'a' when it comes back to it.
     state.fd = openSync(file, state.opened.has(file) ? 'a' : 'w');
