@@ -46,7 +46,10 @@ export function errorResponse(error: unknown, requestId: string | undefined): Ht
     );
   }
   // middy ends an invocation just before Lambda's timeout (timeoutEarly): whatever was in flight
-  // has an unknown outcome, which the ledger records (UNKNOWN is written before sending).
+  // has an unknown outcome. On the write-ahead path its ledger block already says UNKNOWN (opened
+  // before the send); on the fast path no block was written before the send, and the outcome
+  // write may not have landed: the stream's counter shows the seqs were allocated, and the audit
+  // finds them in the log (UNKNOWN, then settled) or records them VOID past its horizon.
   if (
     error instanceof Error &&
     error.name === 'TimeoutError' &&

@@ -104,7 +104,7 @@ export function createPublisher(ports: PublisherPorts) {
     let previous: LedgerBlock | undefined;
     let claim: (() => Promise<void>) | undefined;
     // The ledger block is opened before the send (see the plan above), unless this is false.
-    let ahead = true;
+    let ledgerFirst = true;
     if (stored !== undefined && key !== undefined) {
       // A retry of an attempt that ended unsettled (or died): its seqs, under a fresh lock.
       const [locked, found] = await Promise.allSettled([
@@ -131,7 +131,7 @@ export function createPublisher(ports: PublisherPorts) {
         request.deadline,
       );
       firstSeq = allocation.firstSeq;
-      ahead = !(
+      ledgerFirst = !(
         allocation.homeTopic === request.topic &&
         request.deadline.at <= allocation.allocatedAt + ports.auditHorizonMs
       );
@@ -186,8 +186,8 @@ export function createPublisher(ports: PublisherPorts) {
         };
       });
       const { final, recorded } = planned.some((p) => p.kept === undefined)
-        ? await sendAndRecord(request, firstSeq, planned, warnings, claim, ahead)
-        : { final: planned.map((p) => p.kept as RecordOutcome), recorded: Promise.resolve() };
+        ? await sendAndRecord({ request, firstSeq, planned, claim, ledgerFirst })
+        : { final: planned.map((p) => p.kept as RecordOutcome), recorded: Promise.resolve([]) };
 
       let next = 0;
       const results: RecordResult[] = checked.map((record) => {
@@ -212,7 +212,12 @@ export function createPublisher(ports: PublisherPorts) {
       };
       const { answer, settled } = shape(result);
       // The outcome write and the key's answer (or the lock's release) side by side.
-      await Promise.all([recorded, finish(request, held, settled ? answer : undefined, warnings)]);
+      await Promise.all([
+        recorded.then((unrecorded) => {
+          warnings.push(...unrecorded);
+        }),
+        finish(request, held, settled ? answer : undefined, warnings),
+      ]);
       held = undefined;
       return { answer, replayed: false, warnings };
     } catch (error) {

@@ -9,7 +9,22 @@ import { type PlannedRecord, stamp } from './plan.js';
 import type { Ledger, LedgerBlock, LedgerVersion, PublishRequest, RecordSender } from './ports.js';
 
 // A publish's send: the ledger block opened first where the plan in core/publish/publisher.ts asks for
-// it (side by side with a first attempt's key claim), the send, and the outcomes' write.
+// it (side by side with a first attempt's key claim; on the fast path only the claim), the send,
+// and the outcomes' write.
+
+/** One send of a request's planned records (`sendAndRecord`). */
+export interface SendOptions {
+  readonly request: PublishRequest;
+  readonly firstSeq: number;
+  readonly planned: readonly PlannedRecord[];
+  /** A first attempt's key claim, run side by side with the block's first write. */
+  readonly claim?: (() => Promise<void>) | undefined;
+  /**
+   * Open the ledger block (UNKNOWN) before the send; false on the fast path, where the
+   * allocation is the write-ahead record and the outcomes are the block's first write.
+   */
+  readonly ledgerFirst: boolean;
+}
 
 /** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
 const AFTER_SEND_MS = 250;
@@ -39,10 +54,12 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
     request: PublishRequest,
     block: LedgerBlock,
     claim: (() => Promise<void>) | undefined,
-    ahead: boolean,
+    ledgerFirst: boolean,
   ): Promise<LedgerVersion> {
     const [opened, claimed] = await Promise.allSettled([
-      ahead ? ports.ledger.open(block, request.deadline) : Promise.resolve('unopened' as const),
+      ledgerFirst
+        ? ports.ledger.open(block, request.deadline)
+        : Promise.resolve('unopened' as const),
       claim?.(),
     ]);
     const version =
@@ -54,7 +71,7 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
     // seqs for a retry, so they are left as they are (a hole the audit voids, if not).
     const lost = claimed.status === 'rejected' && claimed.reason instanceof LostKeyRace;
     const nobody = request.idempotencyKey === undefined && opened.status === 'rejected';
-    const giveBack = lost && !ahead && (claimed.reason as LostKeyRace).giveBack;
+    const giveBack = lost && !ledgerFirst && (claimed.reason as LostKeyRace).giveBack;
     if (giveBack) giveBack();
     else if (lost || nobody) {
       await voidUnsent(request, block, version);
@@ -70,20 +87,23 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
   }
 
   /**
-   * Ledger first (UNKNOWN), then the send, then the outcomes: no record in flight unrecorded.
-   * The outcome write is returned running (`recorded`), so a key's answer is stored beside it.
-   * It lands only over the block this request opened (or where none is, on the fast path): an
-   * attempt whose write arrives after its retry opened the block, or after the audit settled
-   * it, must not put its own "not sent" over a later attempt's "may have landed" (chaos seed 109).
+   * The send and the outcomes' write. With `ledgerFirst` the ledger block is opened (UNKNOWN)
+   * before the send, so no record is in flight unrecorded. Without it (the fast path) no ledger
+   * block is written before the send (a first attempt's key claim still is): the allocation is
+   * the write-ahead record, and the outcomes' write is the block's first; publisher.ts's plan
+   * says when a request may do so. The outcome write is returned running (`recorded`, resolving
+   * to its warnings), so a key's answer is stored beside it. It lands only over the block this
+   * request opened (or where none is, on the fast path): an attempt whose write arrives after its
+   * retry opened the block, or after the audit settled it, must not put its own "not sent" over
+   * a later attempt's "may have landed" (chaos seed 109).
    */
-  async function sendAndRecord(
-    request: PublishRequest,
-    firstSeq: number,
-    planned: readonly PlannedRecord[],
-    warnings: string[],
-    claim: (() => Promise<void>) | undefined,
-    ahead: boolean,
-  ): Promise<{ final: RecordOutcome[]; recorded: Promise<void> }> {
+  async function sendAndRecord({
+    request,
+    firstSeq,
+    planned,
+    claim,
+    ledgerFirst,
+  }: SendOptions): Promise<{ final: RecordOutcome[]; recorded: Promise<string[]> }> {
     const session = await ports.sender.session();
     const block = (outcomes: RecordOutcome[], sentBy: string) => ({
       stream: request.stream,
@@ -104,7 +124,7 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
         session,
       ),
       claim,
-      ahead,
+      ledgerFirst,
     );
     const toSend = planned.filter((p) => p.kept === undefined);
     const sent = await ports.sender.send(
@@ -123,19 +143,19 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
     const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
     const final = planned.map((p) => p.kept ?? resent(p, outcomes.get(p.seq) ?? inFlight));
     const recorded = ports.ledger.write(block(final, sent.session), request.deadline, opened).then(
-      (written) => {
-        if (written !== undefined) return;
-        warnings.push(
-          'outcomes not recorded in the ledger: a later attempt or the audit wrote the block since this request opened it',
-        );
-      },
+      (written) =>
+        written !== undefined
+          ? []
+          : [
+              'outcomes not recorded in the ledger: a later attempt or the audit wrote the block since this request opened it',
+            ],
       (error: unknown) => {
         // A write that timed out may still land; one that never does leaves what was there.
         const there =
           opened === 'absent'
             ? 'no block holds these seqs yet: the audit places them from the log, or records them VOID'
             : 'it says UNKNOWN unless this write lands late, and the audit settles it from the log';
-        warnings.push(`outcomes not recorded in the ledger (${there}): ${String(error)}`);
+        return [`outcomes not recorded in the ledger (${there}): ${String(error)}`];
       },
     );
     return { final, recorded };
@@ -144,7 +164,6 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
   return { sendAndRecord };
 }
 
-/** The audit voided this request's seqs (it sent nothing before its horizon): they stay unsent. */
 /**
  * A resend's outcome, given what earlier attempts left: after an UNKNOWN, only ACKED is news. A
  * resend refused or never sent says nothing about the earlier copy, which may be in the log.
@@ -158,6 +177,7 @@ function resent(planned: PlannedRecord, now: RecordOutcome): RecordOutcome {
   };
 }
 
+/** The audit voided this request's seqs (it sent nothing before its horizon): they stay unsent. */
 export function voidedError(request: PublishRequest, firstSeq: number): TallyError {
   const what = `seqs from ${firstSeq} of stream ${request.stream} were voided by the audit (allocated long ago, never sent); nothing was sent`;
   return request.idempotencyKey === undefined
