@@ -273,7 +273,7 @@ interface BatchFigures {
 interface BundledHandlers {
   readonly produce: Handler;
   readonly batch: Handler;
-  readonly publishRuntime: typeof import('../functions/publish/runtime.js').publishRuntime;
+  readonly publishRuntime: typeof import('../functions/publishing/runtime.js').publishRuntime;
 }
 
 async function bundleHandlers(): Promise<{ file: string; keep: boolean }> {

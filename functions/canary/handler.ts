@@ -4,14 +4,15 @@
 // audit of the same topic (serverless.yml) judges them again, as it judges any stream.
 import { createCanaryTopic } from '../adapters/kafka/canary-topic.js';
 import { type CanaryOutcome, runCanary } from '../core/canary/run-canary.js';
+import type { PublishResult } from '../core/publish/ports.js';
 import { parseRecord } from '../core/rest-proxy/record-input.js';
 import { Deadline } from '../core/shared/deadline.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
 import { log } from '../platform/log.js';
 import { taskHandler } from '../platform/task.js';
-import { publishOptions, runPublish } from '../publish/request.js';
-import { publishRuntime } from '../publish/runtime.js';
+import { publish, publishOptions } from '../publishing/publish.js';
+import { publishRuntime } from '../publishing/runtime.js';
 import { loadCanaryConfig } from './config.js';
 import { publishCanaryMetrics } from './metrics.js';
 
@@ -23,6 +24,19 @@ const canaryRuntime = lazyRuntime(async () => {
   const topic = createCanaryTopic(await kafkaClient(rt.config, 'canary'), canary);
   return { rt, canary, topic };
 });
+
+/** The canary's outcome of its one record, from the publish result. */
+function canaryOutcome(result: PublishResult): CanaryOutcome {
+  const [first] = result.results;
+  if (first?.kind === 'published') {
+    const o = first.outcome;
+    return o.status === 'ACKED'
+      ? { status: 'ACKED', seq: first.seq, partition: o.partition, offset: Number(o.offset) }
+      : { status: o.status, seq: first.seq, message: 'message' in o ? o.message : undefined };
+  }
+  if (first) return { status: 'REFUSED', message: JSON.stringify(first).slice(0, 200) };
+  return { status: 'NOT_SENT', message: 'no answer' };
+}
 
 /** Time kept back at the end of the run for the read-back's consumer to leave its group. */
 const MARGIN_MS = 5000;
@@ -51,32 +65,13 @@ export const handler = taskHandler(async (_input: unknown, context) => {
           partition_id: request.partition,
           value: { type: 'JSON', data: JSON.parse(request.value) },
         });
-        let outcome: CanaryOutcome = { status: 'NOT_SENT', message: 'no answer' };
-        await runPublish(rt, { ...options, records: [record] }, context, (result) => {
-          const [first] = result.results;
-          if (first?.kind === 'published') {
-            const o = first.outcome;
-            outcome =
-              o.status === 'ACKED'
-                ? {
-                    status: 'ACKED',
-                    seq: first.seq,
-                    partition: o.partition,
-                    offset: Number(o.offset),
-                  }
-                : {
-                    status: o.status,
-                    seq: first.seq,
-                    message: 'message' in o ? o.message : undefined,
-                  };
-          } else if (first) {
-            outcome = { status: 'REFUSED', message: JSON.stringify(first).slice(0, 200) };
-          }
-          return { statusCode: 200, body: '' };
-        }).catch((error: unknown) => {
-          outcome = { status: 'ERROR', message: (error as Error).message };
-        });
-        return outcome;
+        // Keyless: nothing is stored, so the canary's answer is its outcome itself.
+        return publish(rt, { ...options, records: [record] }, canaryOutcome).catch(
+          (error: unknown): CanaryOutcome => ({
+            status: 'ERROR',
+            message: (error as Error).message,
+          }),
+        );
       },
     },
     canary,

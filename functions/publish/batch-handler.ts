@@ -4,7 +4,8 @@ import { parseBatch } from '../core/rest-proxy/batch-input.js';
 import { batchResponseBody } from '../core/rest-proxy/reports.js';
 import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler } from '../platform/http.js';
-import { beginV3Produce, runPublish } from './request.js';
+import { publish } from '../publishing/publish.js';
+import { beginV3Produce } from './request.js';
 
 /** This route's own import of the schema codecs: a chunk packed with this function only. */
 const codecs = () => import('./batch-handler.schema.js');
@@ -22,10 +23,9 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
     rt.config.maxBatchEntries,
     rt.schemaEncoder !== undefined,
   );
-  return runPublish(
+  return publish(
     rt,
     { ...options, records },
-    context,
     (result) => ({
       statusCode: 207,
       headers: { 'content-type': 'application/json' },

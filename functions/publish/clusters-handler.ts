@@ -1,7 +1,7 @@
 // GET /v3/clusters and GET /v3/clusters/{cluster_id} — the one cluster this API publishes to.
 import { httpHandler, json } from '../platform/http.js';
 import { baseUrl, pathParameter } from '../platform/http-event.js';
-import { checkCluster } from './checks.js';
+import { checkCluster } from '../publishing/checks.js';
 import { clustersRuntime } from './clusters-runtime.js';
 
 function cluster(base: string, clusterId: string) {

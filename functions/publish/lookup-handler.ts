@@ -6,7 +6,7 @@ import type { LedgerBlock } from '../core/publish/ports.js';
 import { InvalidInputError, NotFoundError } from '../core/shared/errors.js';
 import { httpHandler, json } from '../platform/http.js';
 import { pathParameter } from '../platform/http-event.js';
-import { checkCluster, checkIdempotencyKey, checkStream } from './checks.js';
+import { checkCluster, checkIdempotencyKey, checkStream } from '../publishing/checks.js';
 import { lookupRuntime } from './lookup-runtime.js';
 
 function describe(block: LedgerBlock, from: number, to: number) {

@@ -5,7 +5,7 @@ import { loadPublishConfig } from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
-import { topicCatalog } from './catalog.js';
+import { topicCatalog } from '../publishing/catalog.js';
 
 // The composition root of the record lookup: what the ledger and the keyed-publish items say, and the
 // cluster's identity. No producer: it publishes nothing.

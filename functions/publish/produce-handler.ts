@@ -8,7 +8,8 @@ import { parsedRecordOrError } from '../core/rest-proxy/record-input.js';
 import { httpStatusOf, produceResponseLines, recordReport } from '../core/rest-proxy/reports.js';
 import { UnprocessableInputError } from '../core/shared/errors.js';
 import { httpHandler } from '../platform/http.js';
-import { beginV3Produce, runPublish } from './request.js';
+import { publish } from '../publishing/publish.js';
+import { beginV3Produce } from './request.js';
 
 /** This route's own import of the schema codecs: a chunk packed with this function only. */
 const codecs = () => import('./produce-handler.schema.js');
@@ -22,13 +23,12 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
       errorCode: 42206,
     });
   }
-  // With a registry, keys and values with a schema are serialized by runPublish, before any seq.
+  // With a registry, keys and values with a schema are serialized by publish, before any seq.
   const schemas = rt.schemaEncoder !== undefined;
   const records = values.map((value) => parsedRecordOrError(value, '', undefined, schemas));
-  return runPublish(
+  return publish(
     rt,
     { ...options, records },
-    context,
     (result) => {
       const first = result.results[0];
       const single =

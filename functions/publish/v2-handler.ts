@@ -6,8 +6,9 @@ import { parseV2Body, v2Format } from '../core/rest-proxy/v2-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler } from '../platform/http.js';
 import { header, pathParameter } from '../platform/http-event.js';
-import { bodyValues, requestOptions, runPublish } from './request.js';
-import { publishRuntime } from './runtime.js';
+import { publish } from '../publishing/publish.js';
+import { publishRuntime } from '../publishing/runtime.js';
+import { bodyValues, requestOptions } from './request.js';
 
 export const handler = httpHandler('publish', async (event, context, caller) => {
   const rt = await publishRuntime();
@@ -22,7 +23,7 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
   }
   const records = parseV2Body(values[0], format, rt.config.maxBatchEntries);
   const clusterId = await rt.catalog.clusterId(options.deadline);
-  return runPublish(rt, { ...options, records }, context, (result) => ({
+  return publish(rt, { ...options, records }, (result) => ({
     statusCode: 200,
     headers: { 'content-type': 'application/json' },
     body: v2ResponseBody(clusterId, result),

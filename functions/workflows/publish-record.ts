@@ -15,8 +15,8 @@ import {
 } from '../core/shared/errors.js';
 import { isPlainObject } from '../core/shared/input-checks.js';
 import { taskHandler } from '../platform/task.js';
-import { publishOptions, runPublish } from '../publish/request.js';
-import { publishRuntime } from '../publish/runtime.js';
+import { publish, publishOptions } from '../publishing/publish.js';
+import { publishRuntime } from '../publishing/runtime.js';
 
 export type PublishedRecord =
   | { readonly idempotencyKey: string; readonly seq: number; readonly stream?: string }
@@ -50,8 +50,10 @@ export const handler = taskHandler<unknown, PublishedRecord>(async (input, conte
   );
   const clusterId = await rt.catalog.clusterId(options.deadline);
   const parsed = parseRecord(record, 'item.');
-  // The response is what the idempotency guard keeps: a retry with the key gets it back as is.
-  const response = await runPublish(rt, { ...options, records: [parsed] }, context, (result) => {
+  // The answer is what the Idempotency-Key's item keeps and gives back to every retry as is:
+  // the record's report as JSON text in `body`, the form keys stored by earlier versions hold,
+  // so a retry of a record published before an upgrade reads its answer the same way.
+  const response = await publish(rt, { ...options, records: [parsed] }, (result) => {
     const [first] = result.results;
     const body = first ? JSON.stringify(recordReport(clusterId, result, first)) : '';
     return { statusCode: 200, body };

@@ -156,7 +156,7 @@ describe("each function's esbuild bundle", () => {
 
   it("keeps the schema registry's codecs out of the produce functions' cold start", () => {
     // avsc, protobufjs and ajv (~400 KB) are in a chunk of their own, which the first record
-    // with a schema imports (publish/schema-encoder.ts): reachable, but not loaded at cold start.
+    // with a schema imports (publishing/schema-encoder.ts): reachable, but not loaded at cold start.
     const codecs = ['avsc', 'protobufjs', 'ajv'];
     for (const module of ['functions/publish/produce-handler', 'functions/publish/batch-handler']) {
       const eager = packagesOf(module);

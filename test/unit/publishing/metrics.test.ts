@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PublishResult, RecordResult } from '../../../functions/core/publish/ports.js';
 import { InvalidInputError } from '../../../functions/core/shared/errors.js';
-import { publishRequestMetrics } from '../../../functions/publish/metrics.js';
+import { publishRequestMetrics } from '../../../functions/publishing/metrics.js';
 import { emittedMetrics } from '../../helpers/emf.js';
 
 const published = (outcome: Extract<RecordResult, { kind: 'published' }>['outcome']) =>
