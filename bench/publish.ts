@@ -282,7 +282,7 @@ async function bundleHandlers(): Promise<{ file: string; keep: boolean }> {
       contents: [
         "export { handler as produce } from './functions/publish/produce-handler.js';",
         "export { handler as batch } from './functions/publish/batch-handler.js';",
-        "export { publishRuntime } from './functions/publish/runtime.js';",
+        "export { publishRuntime } from './functions/publishing/runtime.js';",
       ].join('\n'),
     },
     'publish',
