@@ -16,7 +16,11 @@ export function header(event: HttpEvent, name: string): string | undefined {
 }
 
 export function pathParameter(event: HttpEvent, name: string): string {
-  const value = event.pathParameters?.[name];
+  return decodePathParameter(name, event.pathParameters?.[name]);
+}
+
+/** A path parameter as the route gave it, percent-decoded: a 400 naming it when it does not decode. */
+export function decodePathParameter(name: string, value: string | undefined): string {
   if (value === undefined) throw new Error(`route has no {${name}} parameter`);
   try {
     return decodeURIComponent(value);
@@ -39,8 +43,11 @@ export function idParameter(event: HttpEvent, name: string): string {
   return value;
 }
 
+/** An event's body as API Gateway gives it: text, or base64 of the bytes. */
+export type HttpBody = Pick<HttpEvent, 'body' | 'isBase64Encoded'>;
+
 /** The raw body bytes, whatever API Gateway did to them. */
-export function bodyBytes(event: HttpEvent): Buffer {
+export function bodyBytes(event: HttpBody): Buffer {
   if (event.body === undefined || event.body === null) return Buffer.alloc(0);
   return Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
 }

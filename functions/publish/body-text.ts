@@ -1,6 +1,6 @@
 import type { BodyDecoder } from '../core/rest-proxy/content-type.js';
 import { PayloadTooLargeError } from '../core/shared/errors.js';
-import { bodyBytes, type HttpEvent } from '../platform/http-event.js';
+import { bodyBytes, type HttpBody } from '../platform/http-event.js';
 
 /**
  * A publish request's body as text, within `maxRequestBytes` (its UTF-8 bytes). A text body is
@@ -9,7 +9,7 @@ import { bodyBytes, type HttpEvent } from '../platform/http-event.js';
  * bytes of a body in another charset than UTF-8 (Content-Type's charset); a body API Gateway
  * gave as text was decoded already, so only a base64 one is.
  */
-export function bodyText(event: HttpEvent, maxRequestBytes: number, decode?: BodyDecoder): string {
+export function bodyText(event: HttpBody, maxRequestBytes: number, decode?: BodyDecoder): string {
   const text = event.body;
   if (decode !== undefined && event.isBase64Encoded) {
     const bytes = bodyBytes(event);

@@ -2,7 +2,12 @@ import type { Context } from 'aws-lambda';
 import { charsetDecoder, requireMediaType } from '../core/rest-proxy/content-type.js';
 import { parseJsonSequence } from '../core/rest-proxy/json-stream.js';
 import { type Caller, requirePublishTo } from '../core/shared/access.js';
-import { type HttpEvent, header, pathParameter } from '../platform/http-event.js';
+import {
+  decodePathParameter,
+  type HttpBody,
+  type HttpEvent,
+  header,
+} from '../platform/http-event.js';
 import { checkCluster } from '../publishing/checks.js';
 import { publishOptions } from '../publishing/publish.js';
 import { type PublishRuntime, publishRuntime } from '../publishing/runtime.js';
@@ -11,20 +16,49 @@ import { bodyText } from './body-text.js';
 // What every HTTP publish route shares: its options from the headers, the body within its limits,
 // the cluster check. The publish itself is ../publishing/publish.ts, which every transport calls.
 
+/**
+ * Everything a publish route reads of its HTTP event, read once here; each field is checked
+ * where it is used, in the order the route answers its problems (415 first).
+ */
+export interface PublishEvent {
+  readonly contentType: string | undefined;
+  /** The path's `cluster_id` and `topic_name` as given, still percent-encoded. */
+  readonly clusterId: string | undefined;
+  readonly topic: string | undefined;
+  readonly stream: string | undefined;
+  readonly idempotencyKey: string | undefined;
+  readonly timeoutMs: string | undefined;
+  readonly body: HttpBody;
+}
+
+export function readPublishEvent(event: HttpEvent): PublishEvent {
+  return {
+    contentType: header(event, 'content-type'),
+    clusterId: event.pathParameters?.cluster_id,
+    topic: event.pathParameters?.topic_name,
+    stream: header(event, 'tally-stream'),
+    idempotencyKey: header(event, 'idempotency-key'),
+    timeoutMs: header(event, 'tally-timeout-ms'),
+    body: {
+      isBase64Encoded: event.isBase64Encoded,
+      ...(event.body !== undefined && { body: event.body }),
+    },
+  };
+}
+
 export function requestOptions(
-  event: HttpEvent,
+  read: PublishEvent,
   context: Context | undefined,
   rt: PublishRuntime,
-  topic: string,
   caller: Caller,
 ) {
-  const timeout = header(event, 'tally-timeout-ms');
+  const topic = decodePathParameter('topic_name', read.topic);
   const options = publishOptions(
     {
       topic,
-      stream: header(event, 'tally-stream'),
-      idempotencyKey: header(event, 'idempotency-key'),
-      timeoutMs: timeout === undefined ? undefined : Number(timeout),
+      stream: read.stream,
+      idempotencyKey: read.idempotencyKey,
+      timeoutMs: read.timeoutMs === undefined ? undefined : Number(read.timeoutMs),
     },
     context,
     rt,
@@ -39,8 +73,8 @@ export function requestOptions(
  * The body's JSON values, within both request limits (bytes, then records), read in the charset
  * its Content-Type names (400 for one that is not known).
  */
-export function bodyValues(event: HttpEvent, rt: PublishRuntime, charset?: string): unknown[] {
-  const text = bodyText(event, rt.config.maxRequestBytes, charsetDecoder(charset));
+export function bodyValues(read: PublishEvent, rt: PublishRuntime, charset?: string): unknown[] {
+  const text = bodyText(read.body, rt.config.maxRequestBytes, charsetDecoder(charset));
   return parseJsonSequence(text, rt.config.maxBatchEntries);
 }
 
@@ -50,12 +84,13 @@ export async function beginV3Produce(
   context: Context | undefined,
   caller: Caller,
 ) {
+  const read = readPublishEvent(event);
   // REST Proxy's v3 produce routes consume application/json only: 415 before anything else.
-  const { charset } = requireMediaType(header(event, 'content-type'), ['application/json']);
+  const { charset } = requireMediaType(read.contentType, ['application/json']);
   charsetDecoder(charset);
   const rt = await publishRuntime();
-  const clusterId = pathParameter(event, 'cluster_id');
-  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'), caller);
+  const clusterId = decodePathParameter('cluster_id', read.clusterId);
+  const options = requestOptions(read, context, rt, caller);
   await checkCluster(rt, clusterId, options.deadline);
-  return { rt, clusterId, options, values: bodyValues(event, rt, charset) };
+  return { rt, clusterId, options, values: bodyValues(read, rt, charset) };
 }

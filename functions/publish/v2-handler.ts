@@ -5,17 +5,17 @@ import { v2ResponseBody } from '../core/rest-proxy/reports.js';
 import { parseV2Body, v2Format } from '../core/rest-proxy/v2-input.js';
 import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler } from '../platform/http.js';
-import { header, pathParameter } from '../platform/http-event.js';
 import { publish } from '../publishing/publish.js';
 import { publishRuntime } from '../publishing/runtime.js';
-import { bodyValues, requestOptions } from './request.js';
+import { bodyValues, readPublishEvent, requestOptions } from './request.js';
 
 export const handler = httpHandler('publish', async (event, context, caller) => {
+  const read = readPublishEvent(event);
   const rt = await publishRuntime();
-  const { format, charset } = v2Format(header(event, 'content-type'));
+  const { format, charset } = v2Format(read.contentType);
   charsetDecoder(charset);
-  const options = requestOptions(event, context, rt, pathParameter(event, 'topic_name'), caller);
-  const values = bodyValues(event, rt, charset);
+  const options = requestOptions(read, context, rt, caller);
+  const values = bodyValues(read, rt, charset);
   if (values.length !== 1) {
     throw new InvalidInputError('body: must be exactly one JSON object {records: [...]}', {
       field: 'body',
