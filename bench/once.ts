@@ -9,7 +9,7 @@ import middy from '@middy/core';
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
 import { createDynamoDbClients } from '../functions/adapters/dynamodb/client.js';
 import { createOnceStore } from '../functions/adapters/dynamodb/once-store.js';
-import { eachRecord, type MskBatchResponse, tallyOnce } from '../functions/once/middleware.js';
+import { eachRecord, type MskBatchResponse, tallyOnce } from '../functions/consumer/tally-once.js';
 import { benchStack, machineFacts, note } from './harness.js';
 
 const BATCH = 100;

@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { Kafka, logLevel } from 'kafkajs';
 import type { ReconcileReport } from '../functions/core/reconcile/reconciler.js';
-import type { ReconcileRuntime } from '../functions/reconcile/runtime.js';
+import type { ReconcileRuntime } from '../functions/reconciling/runtime.js';
 import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
 import { startLocalStack } from '../infra/local/stack.js';
 import { lambdaContext } from '../test/helpers/http-event.js';
@@ -115,7 +115,7 @@ const bundleReconcile = () =>
     {
       contents: [
         "export { handler } from './functions/reconcile/task-handler.js';",
-        "export { reconcileRuntime } from './functions/reconcile/runtime.js';",
+        "export { reconcileRuntime } from './functions/reconciling/runtime.js';",
       ].join('\n'),
     },
     'reconcile',

@@ -7,7 +7,7 @@
 //   node --import tsx bench/workflows.ts [--sizes 430,2000,20000,100000,200000]   (partitions)
 import { performance } from 'node:perf_hooks';
 import { summarizeReconcile } from '../functions/core/reconcile/summary.js';
-import { restorePlan } from '../functions/reconcile/restore-actions.js';
+import { restorePlan } from '../functions/reconciling/restore-actions.js';
 import { payloadBytes, STATE_PAYLOAD_LIMIT } from '../infra/local/payload-limits.js';
 import {
   createLocalStepFunctions,

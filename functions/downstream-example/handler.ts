@@ -3,12 +3,12 @@
 // audit what it acted on and what it suppressed (receipts).
 import middy from '@middy/core';
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
-import { eachRecord, type MskBatchResponse, tallyOnce } from '../once/middleware.js';
-import { onceConfig, onceStore } from '../once/store-runtime.js';
+import { onceConfig, onceStore } from '../consumer/once-store-runtime.js';
+import { receiptsStore } from '../consumer/receipts-store-runtime.js';
+import { eachRecord, type MskBatchResponse, tallyOnce } from '../consumer/tally-once.js';
 import { receiptsGroup } from '../platform/config.js';
 import { log } from '../platform/log.js';
 import { tracing } from '../platform/tracing.js';
-import { receiptsStore } from '../receipts/store-runtime.js';
 
 /**
  * The example's stack around any per-record work (tests give theirs; Lambda gets `count`),

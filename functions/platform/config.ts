@@ -377,7 +377,7 @@ export interface OnceConfig extends CommonConfig {
   readonly horizonMs: number;
 }
 
-/** The once guard (functions/once): its table, claim expiry and retention horizon. */
+/** The once guard (functions/consumer/tally-once.ts): its table, claim expiry and retention horizon. */
 export function loadOnceConfig(env: Env = process.env): OnceConfig {
   return {
     ...commonConfig(env),

@@ -4,8 +4,8 @@
 import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler, json } from '../platform/http.js';
 import { bodyBytes, idParameter, pathParameter, requireCluster } from '../platform/http-event.js';
-import { acknowledgeFindings } from './restore-actions.js';
-import { reconcileRuntime } from './runtime.js';
+import { acknowledgeFindings } from '../reconciling/restore-actions.js';
+import { reconcileRuntime } from '../reconciling/runtime.js';
 
 export const handler = httpHandler('admin', async (event) => {
   const rt = await reconcileRuntime();

@@ -17,7 +17,7 @@ import {
 } from '../core/reconcile/offsets/burrow-answers.js';
 import type { GroupReport } from '../core/reconcile/ports.js';
 import { httpHandler, json } from '../platform/http.js';
-import { reconcileRuntime } from './runtime.js';
+import { reconcileRuntime } from '../reconciling/runtime.js';
 
 function decodeSegment(segment: string): string | undefined {
   try {

@@ -5,7 +5,7 @@ import type { GroupReport } from '../core/reconcile/ports.js';
 import { NotFoundError } from '../core/shared/errors.js';
 import { httpHandler, json } from '../platform/http.js';
 import { baseUrl, idParameter, pathParameter } from '../platform/http-event.js';
-import { reconcileRuntime } from './runtime.js';
+import { reconcileRuntime } from '../reconciling/runtime.js';
 
 export const handler = httpHandler('read', async (event) => {
   const rt = await reconcileRuntime();

@@ -4,9 +4,9 @@
 import { shardScope } from '../core/reconcile/group-shards.js';
 import { type ShardSummary, shardBudget, shardSummary } from '../core/reconcile/shard-summary.js';
 import { taskHandler } from '../platform/task.js';
+import { reconcileRuntime } from '../reconciling/runtime.js';
 import { parseChildInput } from './fan-out-input.js';
 import { reconcileSummarized } from './run-summary.js';
-import { reconcileRuntime } from './runtime.js';
 
 export const handler = taskHandler<unknown, ShardSummary>(async (input) => {
   const { shard, shards, prefix } = parseChildInput(input);

@@ -3,7 +3,7 @@
 // response at ~10,000), and each group's are read from its consumer-group route.
 import { httpHandler, json } from '../platform/http.js';
 import { pathParameter, requireCluster } from '../platform/http-event.js';
-import { reconcileRuntime } from './runtime.js';
+import { reconcileRuntime } from '../reconciling/runtime.js';
 
 export const handler = httpHandler('admin', async (event) => {
   const rt = await reconcileRuntime();

@@ -12,8 +12,8 @@ import {
   pathParameter,
   requireCluster,
 } from '../platform/http-event.js';
-import { executeRestore, restorePlan } from './restore-actions.js';
-import { reconcileRuntime } from './runtime.js';
+import { executeRestore, restorePlan } from '../reconciling/restore-actions.js';
+import { reconcileRuntime } from '../reconciling/runtime.js';
 
 function executeFlag(event: HttpEvent): boolean {
   if (bodyBytes(event).toString('utf8').trim() === '') return false;

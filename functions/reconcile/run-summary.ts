@@ -3,8 +3,8 @@
 import type { GroupScope } from '../core/reconcile/group-shards.js';
 import { type ReconcileSummary, summarizeReconcile } from '../core/reconcile/summary.js';
 import { log } from '../platform/log.js';
+import type { ReconcileRuntime } from '../reconciling/runtime.js';
 import { publishReconcileMetrics } from './metrics.js';
-import type { ReconcileRuntime } from './runtime.js';
 
 export async function reconcileSummarized(
   rt: ReconcileRuntime,

@@ -3,7 +3,7 @@
 // groups with problems, where the per-group reports are stored): the whole report grows ~600
 // bytes a partition and would exceed Step Functions' 256 KiB task result past ~430 partitions.
 import { taskHandler } from '../platform/task.js';
+import { reconcileRuntime } from '../reconciling/runtime.js';
 import { reconcileSummarized } from './run-summary.js';
-import { reconcileRuntime } from './runtime.js';
 
 export const handler = taskHandler(async () => reconcileSummarized(await reconcileRuntime()));

@@ -10,8 +10,8 @@ import {
   UnprocessableInputError,
 } from '../core/shared/errors.js';
 import { isPlainObject } from '../core/shared/input-checks.js';
-import { executeRestore, restorePlan } from '../reconcile/restore-actions.js';
-import type { ReconcileRuntime } from '../reconcile/runtime.js';
+import { executeRestore, restorePlan } from '../reconciling/restore-actions.js';
+import type { ReconcileRuntime } from '../reconciling/runtime.js';
 
 export type RepairPorts = Pick<
   ReconcileRuntime,

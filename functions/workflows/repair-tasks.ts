@@ -2,8 +2,8 @@
 // offsets, wait for the group to be Empty (GroupNotEmptyError is retried with backoff), and
 // execute exactly the plan a person approved (repair-plan.ts).
 import { taskHandler } from '../platform/task.js';
-import { requireEmpty } from '../reconcile/restore-actions.js';
-import { reconcileRuntime } from '../reconcile/runtime.js';
+import { requireEmpty } from '../reconciling/restore-actions.js';
+import { reconcileRuntime } from '../reconciling/runtime.js';
 import { executeRepairTask, groupOf, planRepairTask } from './repair-plan.js';
 
 export const planRepair = taskHandler(async (input: unknown) =>

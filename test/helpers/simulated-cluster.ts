@@ -4,7 +4,7 @@ import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
 import type { RestorePlan } from '../../functions/core/reconcile/restore-plan.js';
 import type { PlanStore } from '../../functions/core/reconcile/stored-plan.js';
 import { summarizeReconcile } from '../../functions/core/reconcile/summary.js';
-import { restorePlan } from '../../functions/reconcile/restore-actions.js';
+import { restorePlan } from '../../functions/reconciling/restore-actions.js';
 import type { PublishedRecord } from '../../functions/workflows/publish-record.js';
 import {
   executeRepairTask,

@@ -53,7 +53,7 @@ describe("Burrow's read API", () => {
         { partition: 1, offset: '1' },
       ],
     });
-    const { reconcileRuntime } = await import('../../functions/reconcile/runtime.js');
+    const { reconcileRuntime } = await import('../../functions/reconciling/runtime.js');
     await (await reconcileRuntime()).reconciler.run();
     burrow = (await import('../../functions/reconcile/burrow-handler.js')).handler;
   });

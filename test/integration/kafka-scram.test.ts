@@ -255,7 +255,7 @@ describe('Kafka with SCRAM credentials from Secrets Manager or SSM', { timeout: 
       Object.assign(process.env, { KAFKA_SASL_SECRET_ID: secretId, KAFKA_SASL_PARAMETER: '' });
       vi.resetModules();
       // The whole report (the task handler returns a summary of it).
-      const { reconcileRuntime } = await import('../../functions/reconcile/runtime.js');
+      const { reconcileRuntime } = await import('../../functions/reconciling/runtime.js');
       reconcile = async () => (await reconcileRuntime()).reconciler.run();
     });
 

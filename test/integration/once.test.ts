@@ -1,9 +1,9 @@
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { MskBatchResponse } from '../../functions/consumer/tally-once.js';
 import type { BucketRow } from '../../functions/core/audit/stream-audit.js';
 import type { ReceiptBatch } from '../../functions/core/receipts/msk-receipts.js';
-import type { MskBatchResponse } from '../../functions/once/middleware.js';
 import { auditNow, resend } from '../helpers/audit-client.js';
 import { lambdaContext } from '../helpers/http-event.js';
 import { setOffsets, testKafka } from '../helpers/kafka.js';
@@ -169,7 +169,7 @@ describe('once guard (example consumer, real broker)', () => {
     const groupId = uniqueName('crash');
     // A container that claimed one record and died before marking it done: its claim lapses.
     const victim = log.find((r) => r.partition === 1 && Number(r.offset) === 3) as ReadRecord;
-    const { onceStore } = await import('../../functions/once/store-runtime.js');
+    const { onceStore } = await import('../../functions/consumer/once-store-runtime.js');
     expect(
       await (await onceStore()).claim(
         { group: groupId, stream: topic, seq: Number(headerText(victim.headers, 'tally.seq')) },

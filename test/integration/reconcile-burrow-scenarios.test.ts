@@ -59,7 +59,7 @@ describe('reconcile: Burrow scenarios on the real broker', () => {
     await admin.connect();
     producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
-    const { reconcileRuntime } = await import('../../functions/reconcile/runtime.js');
+    const { reconcileRuntime } = await import('../../functions/reconciling/runtime.js');
     reconcile = async () => (await reconcileRuntime()).reconciler.run();
     restore = (await import('../../functions/reconcile/restore-handler.js')).handler;
     burrow = (await import('../../functions/reconcile/burrow-handler.js')).handler;

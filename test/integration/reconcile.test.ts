@@ -86,7 +86,7 @@ describe('reconcile', () => {
     producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     // The whole report (the task handler returns a summary of it: reconcile-summary.ts).
-    const { reconcileRuntime } = await import('../../functions/reconcile/runtime.js');
+    const { reconcileRuntime } = await import('../../functions/reconciling/runtime.js');
     reconcile = async () => (await reconcileRuntime()).reconciler.run();
     http = (await import('../../functions/reconcile/http-handler.js')).handler;
     restore = (await import('../../functions/reconcile/restore-handler.js')).handler;

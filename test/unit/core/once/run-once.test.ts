@@ -311,7 +311,7 @@ describe('done-marks as ranges', () => {
 
 describe('tallyOnceEach (consumers outside Lambda)', () => {
   it('acts once per seq on kafkajs-shaped records and says where each partition resumes', async () => {
-    const { tallyOnceEach } = await import('../../../../functions/once/consumer.js');
+    const { tallyOnceEach } = await import('../../../../functions/consumer/tally-once-each.js');
     const { store } = fakeStore();
     const message = (partition: number, offset: number, seq: number) => ({
       topic: 'orders',

@@ -1,12 +1,12 @@
 import type { MSKRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
+import { tallyReceipts } from '../../../../functions/consumer/tally-receipts.js';
 import { receiptsFromMsk, toRuns } from '../../../../functions/core/receipts/msk-receipts.js';
 import { parseReceipts } from '../../../../functions/core/receipts/receipts-input.js';
 import {
   InvalidInputError,
   PayloadTooLargeError,
 } from '../../../../functions/core/shared/errors.js';
-import { tallyReceipts } from '../../../../functions/receipts/middleware.js';
 
 const bytes = (text: string) => [...Buffer.from(text)];
 function record(partition: number, offset: number, stream?: string, seq?: number): MSKRecord {

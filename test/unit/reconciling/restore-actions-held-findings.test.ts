@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { acknowledgeGroup, historyEntries } from '../../../functions/core/reconcile/history.js';
 import type { PartitionReport } from '../../../functions/core/reconcile/ports.js';
 import { planRestore } from '../../../functions/core/reconcile/restore-plan.js';
-import { acknowledgeFindings } from '../../../functions/reconcile/restore-actions.js';
+import { acknowledgeFindings } from '../../../functions/reconciling/restore-actions.js';
 import { FakeCluster } from '../../helpers/fake-cluster.js';
 import { memoryReconciler } from '../../helpers/reconcile-stores.js';
 

@@ -12,7 +12,7 @@ import {
 } from '../core/once/run-once.js';
 import { checkMskEvent, headerText, receiptsFromMsk } from '../core/receipts/msk-receipts.js';
 import { log } from '../platform/log.js';
-import type { ReceiptSink } from '../receipts/middleware.js';
+import type { ReceiptSink } from './tally-receipts.js';
 
 type Resolvable<T> = T | (() => Promise<T>);
 
