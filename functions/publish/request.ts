@@ -20,7 +20,7 @@ import { bodyText } from './body-text.js';
  * Everything a publish route reads of its HTTP event, read once here; each field is checked
  * where it is used, in the order the route answers its problems (415 first).
  */
-export interface PublishEvent {
+interface PublishEvent {
   readonly contentType: string | undefined;
   /** The path's `cluster_id` and `topic_name` as given, still percent-encoded. */
   readonly clusterId: string | undefined;

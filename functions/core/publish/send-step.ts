@@ -13,7 +13,7 @@ import type { Ledger, LedgerBlock, LedgerVersion, PublishRequest, RecordSender }
 // and the outcomes' write.
 
 /** One send of a request's planned records (`sendAndRecord`). */
-export interface SendOptions {
+interface SendOptions {
   readonly request: PublishRequest;
   readonly firstSeq: number;
   readonly planned: readonly PlannedRecord[];

@@ -27,7 +27,7 @@ export interface ReceiptBatch {
  * What the receipts read of a record Lambda's MSK trigger delivers: the part of aws-lambda's
  * DeliveredRecord they use, so Lambda's event types stay out of the core (an DeliveredRecord is one).
  */
-export interface DeliveredRecord {
+interface DeliveredRecord {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
