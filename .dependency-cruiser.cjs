@@ -1,12 +1,16 @@
 // The layering rules of docs/architecture.md, checked by `npm run lint` (dependency-cruiser).
 // A rule here replaces a rule a reviewer would have to remember: break one and lint fails,
 // naming the two files.
-/** Function folders: one Lambda entry point (or a family of them) each, never importing another. */
+/**
+ * Function folders: one Lambda entry point (or a family of them) each, never importing another.
+ * What several of them share sits beside them with no handler: consumer/ (the consumer-side
+ * middlewares), publishing/ and reconciling/ (the use cases and runtimes two functions share),
+ * openapi/, platform/, adapters/ and core/.
+ */
 const FUNCTION_FOLDERS = [
   'audit',
   'canary',
   'downstream-example',
-  'once',
   'publish',
   'receipts',
   'reconcile',

@@ -126,5 +126,3 @@ export function createApprovalsStore(client: DynamoDBDocumentClient, tableName: 
     },
   };
 }
-
-export type ApprovalsStore = ReturnType<typeof createApprovalsStore>;

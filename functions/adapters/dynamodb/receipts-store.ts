@@ -118,5 +118,3 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
     },
   };
 }
-
-export type ReceiptsStore = ReturnType<typeof createReceiptsStore>;

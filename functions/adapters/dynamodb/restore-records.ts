@@ -37,5 +37,3 @@ export function createRestoreRecords(
     },
   };
 }
-
-export type RestoreRecords = ReturnType<typeof createRestoreRecords>;

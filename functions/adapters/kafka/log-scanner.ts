@@ -185,5 +185,3 @@ export function createLogScanner(kafka: Kafka) {
     },
   };
 }
-
-export type LogScanner = ReturnType<typeof createLogScanner>;

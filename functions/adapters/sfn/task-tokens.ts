@@ -53,5 +53,3 @@ export function createTaskTokens(options: {
       send('the rejection', (m) => new m.SendTaskFailureCommand({ taskToken, error, cause })),
   };
 }
-
-export type TaskTokens = ReturnType<typeof createTaskTokens>;

@@ -61,5 +61,3 @@ export function createAuditNotifier(ports: { noted: NotedStore; sink: EventSink 
   }
   return { notify };
 }
-
-export type AuditNotifier = ReturnType<typeof createAuditNotifier>;

@@ -89,5 +89,3 @@ export function createGroupNotifier(ports: GroupNotifierPorts, rules: NotifyRule
   }
   return { notify };
 }
-
-export type GroupNotifier = ReturnType<typeof createGroupNotifier>;

@@ -32,7 +32,7 @@ import {
   type TimeLagBasis,
 } from './offset-window.js';
 
-export type { OffsetObservation, TimeLagBasis, TimeLagEstimate } from './offset-window.js';
+export type { OffsetObservation, TimeLagBasis } from './offset-window.js';
 export {
   appendObservation,
   estimateTimeLag,
