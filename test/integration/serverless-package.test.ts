@@ -41,6 +41,11 @@ function offlineEnv(home: string): NodeJS.ProcessEnv {
     // A schema registry whose basic auth is a Secrets Manager secret (issue 20).
     TALLY_SCHEMA_REGISTRY_URL: 'https://registry.example/apis/ccompat/v7',
     TALLY_SCHEMA_REGISTRY_SECRET_ID: 'kafka-tally/schema-registry',
+    // JWT authorization of the API (issue 29: IAM is the default; the routes' scopes are
+    // asserted for JWT here), and the downstream example's event source on the same cluster.
+    TALLY_JWT_ISSUER: 'https://auth.example.com/',
+    TALLY_JWT_AUDIENCE: 'kafka-tally',
+    DOWNSTREAM_MSK_CLUSTER_ARN: MSK_CLUSTER,
     SLS_TELEMETRY_DISABLED: '1',
     SLS_NOTIFICATIONS_MODE: 'off',
     CI: 'true',
