@@ -154,7 +154,8 @@ function readSettings(env, stage, region) {
     publish: positive(env, 'TALLY_PUBLISH_RATE_LIMIT', 100, problems, { max: 10000 }),
     receipts: positive(env, 'TALLY_RECEIPTS_RATE_LIMIT', 50, problems, { max: 10000 }),
     read: positive(env, 'TALLY_READ_RATE_LIMIT', 20, problems, { max: 10000 }),
-    admin: positive(env, 'TALLY_ADMIN_RATE_LIMIT', 1, problems, { max: 1000 }),
+    // An admin call may take the function's whole timeout (29 s): one every 5 s per function.
+    admin: positive(env, 'TALLY_ADMIN_RATE_LIMIT', 0.2, problems, { integer: false, max: 1000 }),
   };
   const latencySeconds =
     positive(env, 'TALLY_API_LATENCY_BUDGET_MS', 500, problems, { max: 29000 }) / 1000;

@@ -57,7 +57,7 @@ const SENTINEL_CLUSTER = /cluster\/tally-downstream-unconfigured\//;
 
 const upperFirst = (name) => name.charAt(0).toUpperCase() + name.slice(1);
 const functionId = (name) => `${upperFirst(name).replace(/[-_]/g, 'Dash')}LambdaFunction`;
-const clone = (value) => JSON.parse(JSON.stringify(value));
+const kebab = (name) => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
 /** Logical ids a value refers to (Ref, Fn::GetAtt). */
 function referenced(value, found = new Set()) {
@@ -176,7 +176,9 @@ function applyBackPressure(template, settings, functions) {
           ThrottlingBurstLimit: Math.max(1, Math.ceil(perRoute * 2)),
         };
       }
-      reserved = Math.max(1, Math.ceil(rate * settings.latencySeconds));
+      // Admin calls (a reconcile or an audit now) may run to the function's timeout.
+      const seconds = HTTP_CLASS[name] === 'admin' ? Number(fn.timeout ?? 29) : settings.latencySeconds;
+      reserved = Math.max(1, Math.ceil(rate * seconds - 1e-9));
     }
     const resource = resources[functionId(name)];
     if (resource && settings.reserve) {
@@ -398,7 +400,7 @@ function addAlarms(template, settings, service, functions) {
       const short = id.replace(/StateMachine$/, '');
       for (const metric of ['ExecutionsFailed', 'ExecutionsTimedOut']) {
         add(`${short}${metric}Alarm`, {
-          AlarmName: `${short}-${metric.replace('Executions', '').toLowerCase()}`,
+          AlarmName: `${kebab(short)}-${metric.replace('Executions', '').toLowerCase()}`,
           AlarmDescription: `State machine ${short}: executions ${metric === 'ExecutionsFailed' ? 'failed' : 'timed out'}`,
           Namespace: 'AWS/States',
           MetricName: metric,
@@ -410,8 +412,8 @@ function addAlarms(template, settings, service, functions) {
     }
     if (resource.Type === 'AWS::DynamoDB::Table') {
       const short = id.replace(/Table$/, '');
-      add(`${short}ThrottlesAlarm`, {
-        AlarmName: `${short}-throttles`,
+      add(`${id}ThrottlesAlarm`, {
+        AlarmName: `table-${kebab(short)}-throttles`,
         AlarmDescription: `Table ${short}: requests throttled`,
         Metrics: [
           ...['ReadThrottleEvents', 'WriteThrottleEvents'].map((metric, i) => ({
@@ -438,7 +440,7 @@ function addAlarms(template, settings, service, functions) {
     }
     if (resource.Type === 'AWS::SQS::Queue' && /FailuresQueue$/.test(id)) {
       add(`${id}Alarm`, {
-        AlarmName: `${id.replace(/Queue$/, '').toLowerCase()}`,
+        AlarmName: kebab(id.replace(/Queue$/, '')),
         AlarmDescription:
           'Records the MSK event source gave up on (retries exhausted) wait in the failures queue',
         Namespace: 'AWS/SQS',
@@ -568,4 +570,3 @@ function dropRedundantDependsOn(template) {
 
 module.exports = TallyDeploy;
 module.exports.PROTECTED_TABLES = PROTECTED_TABLES;
-module.exports.clone = clone;
