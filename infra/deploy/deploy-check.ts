@@ -52,7 +52,10 @@ async function cfnLint(
 async function main(args: readonly string[]): Promise<number> {
   const stage = option(args, 'stage', 'dev');
   const region = option(args, 'region', process.env.AWS_REGION ?? 'eu-west-1');
-  const out = mkdtempSync(join(tmpdir(), 'tally-deploy-check-'));
+  // TALLY_DEPLOY_CHECK_OUT keeps the package there (the tests read its template); else a
+  // temporary directory, removed after.
+  const keep = process.env.TALLY_DEPLOY_CHECK_OUT;
+  const out = keep || mkdtempSync(join(tmpdir(), 'tally-deploy-check-'));
   try {
     const cli = join(ROOT, 'node_modules/serverless/bin/serverless.js');
     const packaged = await run(
@@ -108,7 +111,7 @@ async function main(args: readonly string[]): Promise<number> {
     console.log(failed ? 'deploy:check: FAILED' : 'deploy:check: OK');
     return failed ? 1 : 0;
   } finally {
-    rmSync(out, { recursive: true, force: true });
+    if (!keep) rmSync(out, { recursive: true, force: true });
   }
 }
 

@@ -323,10 +323,9 @@ function checkAlarms(template: Template, options: CheckOptions, find: Find) {
 
 function checkGrants(template: Template, find: Find) {
   const resources = template.Resources;
-  const referenced = JSON.stringify({ ...resources, Outputs: template.Outputs });
   for (const [id] of ofType(template, 'AWS::IAM::Role')) {
-    const uses = referenced.split(`"${id}"`).length - 1;
-    if (uses === 0) find('grants', 'a role nothing uses', id);
+    const others = JSON.stringify({ ...resources, [id]: undefined, Outputs: template.Outputs });
+    if (!others.includes(`"${id}"`)) find('grants', 'a role nothing uses', id);
   }
   const functions = ofType(template, 'AWS::Lambda::Function');
   const roles = functions.map(([id]) => roleOfFunction(template, id));

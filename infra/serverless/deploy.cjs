@@ -177,7 +177,8 @@ function applyBackPressure(template, settings, functions) {
         };
       }
       // Admin calls (a reconcile or an audit now) may run to the function's timeout.
-      const seconds = HTTP_CLASS[name] === 'admin' ? Number(fn.timeout ?? 29) : settings.latencySeconds;
+      const seconds =
+        HTTP_CLASS[name] === 'admin' ? Number(fn.timeout ?? 29) : settings.latencySeconds;
       reserved = Math.max(1, Math.ceil(rate * seconds - 1e-9));
     }
     const resource = resources[functionId(name)];
