@@ -4,7 +4,7 @@
 // packaged template (template-checks.ts), and prints what a deploy would create. Exits non-zero
 // on a refused configuration, a cfn-lint error or a finding.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,28 @@ const { readSettings } = require('../serverless/deploy-config.cjs') as {
     region: string,
   ) => { production: boolean; protectData: boolean; latencySeconds: number };
 };
+
+/**
+ * A copy of what packaging reads (serverless.yml, its plugins, resources and state machines, the
+ * functions), with the checkout's node_modules: serverless writes its state and template into
+ * the service's own .serverless/ whatever --package says, so two packages of one checkout at
+ * once (a test beside another, a check beside a deploy) would mix their templates.
+ */
+function serviceCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tally-deploy-service-'));
+  for (const path of [
+    'serverless.yml',
+    'package.json',
+    'tsconfig.json',
+    'functions',
+    'infra/serverless',
+    'infra/resources',
+    'infra/state-machines',
+  ])
+    cpSync(join(ROOT, path), join(dir, path), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
+}
 
 function option(args: readonly string[], name: string, fallback: string): string {
   const at = args.indexOf(`--${name}`);
@@ -56,14 +78,19 @@ async function main(args: readonly string[]): Promise<number> {
   // temporary directory, removed after.
   const keep = process.env.TALLY_DEPLOY_CHECK_OUT;
   const out = keep || mkdtempSync(join(tmpdir(), 'tally-deploy-check-'));
+  const service = serviceCopy();
   try {
     const cli = join(ROOT, 'node_modules/serverless/bin/serverless.js');
     const packaged = await run(
       process.execPath,
       [cli, 'package', '--stage', stage, '--region', region, '--package', out],
       {
-        cwd: ROOT,
-        env: { SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', ...process.env },
+        cwd: service,
+        env: {
+          SLS_TELEMETRY_DISABLED: '1',
+          SLS_NOTIFICATIONS_MODE: 'off',
+          ...process.env,
+        },
         maxBuffer: 16 * 1024 * 1024,
       },
     ).catch((error: { stdout?: string; stderr?: string }) => error);
@@ -90,6 +117,7 @@ async function main(args: readonly string[]): Promise<number> {
       production: settings.production,
       externallySubscribed: process.env.TALLY_NOTIFY_SUBSCRIBED === 'true',
       protectData: settings.protectData,
+      scram: process.env.KAFKA_AUTH?.trim() === 'scram',
       latencySeconds: settings.latencySeconds,
     });
     console.log(`tally checks: ${findings.length} findings`);
@@ -112,6 +140,7 @@ async function main(args: readonly string[]): Promise<number> {
     return failed ? 1 : 0;
   } finally {
     if (!keep) rmSync(out, { recursive: true, force: true });
+    rmSync(service, { recursive: true, force: true });
   }
 }
 

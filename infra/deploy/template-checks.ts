@@ -28,6 +28,8 @@ export interface CheckOptions {
   readonly externallySubscribed?: boolean;
   /** TALLY_PROTECT_DATA=false (a throwaway stage): no Retain, protection or PITR expected. */
   readonly protectData?: boolean;
+  /** KAFKA_AUTH=scram: the functions that reach a broker may read the SCRAM credentials. */
+  readonly scram?: boolean;
   /** The latency each HTTP function's reserved concurrency is sized for, in seconds. */
   readonly latencySeconds?: number;
 }
@@ -114,7 +116,7 @@ export function checkTemplate(template: Template, options: CheckOptions): Findin
   checkMskConsumer(template, find);
   checkTables(template, options, find);
   checkAlarms(template, options, find);
-  checkGrants(template, find);
+  checkGrants(template, options, find);
   return findings;
 }
 
@@ -321,7 +323,7 @@ function checkAlarms(template: Template, options: CheckOptions, find: Find) {
   }
 }
 
-function checkGrants(template: Template, find: Find) {
+function checkGrants(template: Template, options: CheckOptions, find: Find) {
   const resources = template.Resources;
   for (const [id] of ofType(template, 'AWS::IAM::Role')) {
     const others = JSON.stringify({ ...resources, [id]: undefined, Outputs: template.Outputs });
@@ -338,6 +340,15 @@ function checkGrants(template: Template, find: Find) {
       if (actionsOf(s).some((a) => a === '*' || a.endsWith(':*')))
         find('grants', `a wildcard action ${actionsOf(s).join(' ')}`, roleId);
     }
+    const scramRead = statements.some((s) =>
+      /secret:AmazonMSK_|parameter\/kafka-tally\//.test(JSON.stringify(s.Resource ?? '')),
+    );
+    if (scramRead && (!options.scram || NO_KAFKA.includes(id)))
+      find(
+        'grants',
+        'reads SCRAM credentials it does not use (KAFKA_AUTH is not scram, or it reaches no broker)',
+        roleId,
+      );
     if (
       NO_KAFKA.includes(id) &&
       statements.some((s) => actionsOf(s).some((a) => a.startsWith('kafka-cluster:')))

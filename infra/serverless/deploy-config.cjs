@@ -81,6 +81,14 @@ function readSettings(env, stage, region) {
     }
   }
 
+  if (!local && text(env, 'KAFKA_AUTH') === 'scram') {
+    if (text(env, 'KAFKA_SASL_SECRET_ID') === '' && text(env, 'KAFKA_SASL_PARAMETER') === '') {
+      problems.push(
+        'KAFKA_SASL_SECRET_ID or KAFKA_SASL_PARAMETER: with KAFKA_AUTH=scram, the Secrets Manager secret (AmazonMSK_kafka-tally…) or SSM SecureString (/kafka-tally/…) holding {"username", "password"}',
+      );
+    }
+  }
+
   // The HTTP API's callers: IAM (SigV4) by default — nothing to set up but the callers' own
   // roles — or a JWT issuer's tokens. An issuer given without a mode means JWT.
   const issuer = text(env, 'TALLY_JWT_ISSUER');

@@ -133,6 +133,7 @@ class TallyDeploy {
     protectTables(template, settings);
     configureMskConsumer(template, settings, this.unconfiguredConsumers ?? []);
     dropUnused(template, functions);
+    dropUnusedScramGrants(template, functions, process.env.KAFKA_AUTH?.trim() === 'scram');
     addAlarms(template, settings, service, functions);
     dropRedundantDependsOn(template);
   }
@@ -321,6 +322,36 @@ function dropUnused(template, functions) {
   }
   if (template.Conditions && Object.keys(template.Conditions).length === 0)
     delete template.Conditions;
+}
+
+/**
+ * The SCRAM credentials' grants (provider.iam.role.statements, inherited by every role): only
+ * with KAFKA_AUTH=scram, and only on functions that reach a broker (serverless.yml puts each of
+ * those in the Kafka VPC, `vpc:`; the others have none). KMS through Secrets Manager or SSM stays
+ * while the role still reads a secret or parameter (the schema registry's).
+ */
+function dropUnusedScramGrants(template, functions, scram) {
+  const resources = template.Resources;
+  const isScramRead = (s) =>
+    [s.Action]
+      .flat()
+      .some((a) => a === 'secretsmanager:GetSecretValue' || a === 'ssm:GetParameter') &&
+    /secret:AmazonMSK_|parameter\//.test(JSON.stringify(s.Resource));
+  for (const [name, fn] of Object.entries(functions)) {
+    if (scram && fn.vpc !== undefined) continue;
+    const role = resources[resources[functionId(name)]?.Properties.Role?.['Fn::GetAtt']?.[0]];
+    const policy = role?.Properties.Policies?.[0]?.PolicyDocument;
+    if (!policy) continue;
+    const kept = policy.Statement.filter((s) => !isScramRead(s));
+    const reads = kept.some((s) =>
+      [s.Action]
+        .flat()
+        .some((a) => a === 'secretsmanager:GetSecretValue' || a === 'ssm:GetParameter'),
+    );
+    policy.Statement = reads
+      ? kept
+      : kept.filter((s) => ![s.Action].flat().includes('kms:Decrypt'));
+  }
 }
 
 function alarm(topic, properties) {
@@ -571,3 +602,4 @@ function dropRedundantDependsOn(template) {
 
 module.exports = TallyDeploy;
 module.exports.PROTECTED_TABLES = PROTECTED_TABLES;
+module.exports.dropUnusedScramGrants = dropUnusedScramGrants;

@@ -403,6 +403,16 @@ describe('docs/deploy.md, run offline, and the templates of a prod deploy', () =
           ];
       }),
     ).toEqual(['grants']);
+    expect(
+      undo((t) => {
+        for (const s of statementsOf(t, roleOfFunction(t, 'ClustersLambdaFunction')))
+          if ([s.Action].flat().includes('kafka-cluster:Connect'))
+            s.Resource = [
+              ...[s.Resource].flat(),
+              'arn:aws:secretsmanager:eu-west-1:1:secret:AmazonMSK_kafka-tally-x',
+            ];
+      }),
+    ).toEqual(['grants']);
     const jwt = ofType(full, 'AWS::ApiGatewayV2::Authorizer')[0]?.[0] as string;
     expect(
       undo((t) => {
