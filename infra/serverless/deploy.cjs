@@ -102,8 +102,12 @@ class TallyDeploy {
     const settings = this.settings;
     if (settings.local) return;
     for (const warning of settings.warnings) this.log.warning(`Tally: ${warning}`);
+    const auth =
+      settings.apiAuth === 'iam'
+        ? 'API authorization: AWS_IAM (SigV4), the default; TALLY_API_AUTH=jwt with TALLY_JWT_ISSUER and TALLY_JWT_AUDIENCE for JWT'
+        : 'API authorization: JWT';
     if (settings.problems.length > 0) {
-      const lines = settings.problems.map((p) => `  - ${p}`).join('\n');
+      const lines = [...settings.problems.map((p) => `  - ${p}`), `(${auth})`].join('\n');
       throw new this.serverless.classes.Error(
         `Tally: stage "${settings.stage}" is not configured to deploy (docs/deploy.md "Configuration"). Set:\n${lines}`,
       );

@@ -156,7 +156,11 @@ describe('docs/deploy.md, run offline, and the templates of a prod deploy', () =
     for (const variable of ['MSK_CLUSTER_ARN', 'KAFKA_BROKERS', 'TALLY_NOTIFY_EMAIL']) {
       expect(output).toContain(variable);
     }
-    // The JWT mode's own settings are named when it is chosen without them (deploy-config unit tests).
+    // The auth mode it would deploy with, and how to choose the other; JWT's own settings are
+    // named when it is chosen without them (test/unit/deploy-config.test.ts).
+    expect(output).toMatch(
+      /AWS_IAM.*TALLY_API_AUTH=jwt with TALLY_JWT_ISSUER and TALLY_JWT_AUDIENCE/,
+    );
     expect(output).toContain('docs/deploy.md');
   });
 
