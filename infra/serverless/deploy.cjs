@@ -14,8 +14,9 @@
 //   an on-failure queue, and the consumer group's kafka-cluster grants;
 // - alarms on every function, the API, the state machines, the canary and the tables, shown on
 //   the dashboard, and the alarm topic as an output;
-// - no shared role nobody uses, the VPC policy only on functions in a VPC, no conditional
-//   resource that is off (and no condition that is always false), no redundant DependsOn.
+// - no shared role nobody uses, the VPC policy only on functions in a VPC, the SCRAM secret's
+//   grants only with KAFKA_AUTH=scram on functions that reach a broker, no conditional resource
+//   that is off (and no condition that is always false), no redundant DependsOn.
 
 const { readSettings } = require('./deploy-config.cjs');
 
