@@ -11,9 +11,17 @@ import type { HttpEvent } from './http-event.js';
 type Authenticate = (event: HttpEvent) => Caller;
 
 function fromGateway(event: HttpEvent): Caller {
-  const authorizer = (
-    event.requestContext as { authorizer?: { jwt?: { claims?: unknown; scopes?: unknown } } }
-  )?.authorizer?.jwt;
+  const context = (
+    event.requestContext as {
+      authorizer?: { jwt?: { claims?: unknown; scopes?: unknown }; iam?: { userArn?: unknown } };
+    }
+  )?.authorizer;
+  // AWS_IAM routes (TALLY_API_AUTH=iam, docs/deploy.md): the caller's IAM policy allowed this
+  // route (execute-api:Invoke on it is its scope), so the signed principal has the route's scope.
+  if (context?.iam !== undefined && context.jwt === undefined) {
+    return caller(String(context.iam.userArn ?? 'unknown'), ['tally/admin'], ['*']);
+  }
+  const authorizer = context?.jwt;
   const claims = (authorizer?.claims ?? undefined) as Record<string, unknown> | undefined;
   if (claims === undefined) {
     throw new UnauthorizedError('Authorization: no verified token (API Gateway authorizer)', {

@@ -41,6 +41,11 @@ function offlineEnv(home: string): NodeJS.ProcessEnv {
     // A schema registry whose basic auth is a Secrets Manager secret (issue 20).
     TALLY_SCHEMA_REGISTRY_URL: 'https://registry.example/apis/ccompat/v7',
     TALLY_SCHEMA_REGISTRY_SECRET_ID: 'kafka-tally/schema-registry',
+    // JWT authorization of the API (issue 29: IAM is the default; the routes' scopes are
+    // asserted for JWT here), and the downstream example's event source on the same cluster.
+    TALLY_JWT_ISSUER: 'https://auth.example.com/',
+    TALLY_JWT_AUDIENCE: 'kafka-tally',
+    DOWNSTREAM_MSK_CLUSTER_ARN: MSK_CLUSTER,
     SLS_TELEMETRY_DISABLED: '1',
     SLS_NOTIFICATIONS_MODE: 'off',
     CI: 'true',
@@ -414,29 +419,29 @@ describe('serverless package (offline, no AWS credentials)', () => {
   });
 
   // biome-ignore-start lint/suspicious/noTemplateCurlyInString: CloudFormation Fn::Sub strings
-  it('lets every function read only its SCRAM secret or parameter, and decrypt only through them', () => {
+  it('grants no SCRAM secret with IAM auth; the schema registry secret only to the v3 produce routes, decrypted only through Secrets Manager', () => {
     for (const [id] of functions()) {
       const statements = statementsOf(roleOf(id));
       const reads = (action: string) =>
         statements
           .filter((s) => s.Action.includes(action))
           .flatMap((s) => (s.Resource as Array<{ 'Fn::Sub': string }>).map((r) => r['Fn::Sub']));
-      // The v3 produce routes also read the schema registry's secret, and only they.
+      // KAFKA_AUTH is iam (the default with MSK_CLUSTER_ARN): no function reads SCRAM
+      // credentials (issue 29: no unused grants; with KAFKA_AUTH=scram, test/unit/deploy-scram-grants).
       const registrySecret = SCHEMA_FUNCTIONS.includes(id)
         ? [
             'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:kafka-tally/schema-registry-??????',
           ]
         : [];
-      expect(reads('secretsmanager:GetSecretValue'), id).toEqual([
-        'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:AmazonMSK_kafka-tally*',
-        ...registrySecret,
-      ]);
-      expect(reads('ssm:GetParameter'), id).toEqual([
-        'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/kafka-tally/*',
-      ]);
-      const decrypt = statements.find((s) => s.Action.includes('kms:Decrypt')) as Statement & {
-        Condition?: { StringEquals?: Record<string, unknown> };
-      };
+      expect(reads('secretsmanager:GetSecretValue'), id).toEqual(registrySecret);
+      expect(reads('ssm:GetParameter'), id).toEqual([]);
+      const decrypt = statements.find((s) => s.Action.includes('kms:Decrypt')) as
+        | (Statement & { Condition?: { StringEquals?: Record<string, unknown> } })
+        | undefined;
+      if (!SCHEMA_FUNCTIONS.includes(id)) {
+        expect(decrypt, id).toBeUndefined();
+        continue;
+      }
       expect(decrypt?.Condition?.StringEquals?.['kms:ViaService'], id).toEqual([
         { 'Fn::Sub': 'secretsmanager.${AWS::Region}.amazonaws.com' },
         { 'Fn::Sub': 'ssm.${AWS::Region}.amazonaws.com' },
