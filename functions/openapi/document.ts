@@ -131,12 +131,14 @@ const notFoundCluster = { '404': 'another cluster id than the one this API serve
 const badPath = { '400': 'a path parameter that is not valid (field names it)' };
 /** What a route under /v3/clusters/{cluster_id} that reads no body may refuse. */
 const clusterRouteErrors = errors({ ...badPath, ...notFoundCluster });
+/** Either a JWT with the route's scope (or tally/admin), or a SigV4-signed IAM caller. */
 const scopes = (...names: string[]) => [
   ...names.map((scope) => ({ tallyJwt: [`tally/${scope}`] })),
   { tallyJwt: ['tally/admin'] },
+  { tallyIam: [] },
 ];
 const read = scopes('read');
-const admin = [{ tallyJwt: ['tally/admin'] }];
+const admin = [{ tallyJwt: ['tally/admin'] }, { tallyIam: [] }];
 
 const produceLines: Content = {
   'application/json': {
@@ -639,7 +641,15 @@ export const openApiDocument: OpenApiDocument = {
         scheme: 'bearer',
         bearerFormat: 'JWT',
         description:
-          "API Gateway's JWT authorizer (scopes tally/<scope>, tally/admin includes all); locally a bearer token from TALLY_AUTH_TOKENS.",
+          "API Gateway's JWT authorizer (scopes tally/<scope>, tally/admin includes all), when deployed with TALLY_API_AUTH=jwt; locally a bearer token from TALLY_AUTH_TOKENS.",
+      },
+      tallyIam: {
+        type: 'apiKey',
+        name: 'Authorization',
+        in: 'header',
+        'x-amazon-apigateway-authtype': 'awsSigv4',
+        description:
+          "AWS_IAM authorization, the deployed default: a SigV4-signed request whose IAM policy allows execute-api:Invoke on the route (docs/deploy.md).",
       },
     },
   },

@@ -157,7 +157,7 @@ describe('docs/deploy.md, run offline, and the templates of a prod deploy', () =
       expect(output).toContain(variable);
     }
     // The auth mode it would deploy with, and how to choose the other; JWT's own settings are
-    // named when it is chosen without them (test/unit/deploy-config.test.ts).
+    // named when it is chosen without them (test/unit/infra/serverless/deploy-config.test.ts).
     expect(output).toMatch(
       /AWS_IAM.*TALLY_API_AUTH=jwt with TALLY_JWT_ISSUER and TALLY_JWT_AUDIENCE/,
     );

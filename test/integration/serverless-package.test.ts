@@ -427,7 +427,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
           .filter((s) => s.Action.includes(action))
           .flatMap((s) => (s.Resource as Array<{ 'Fn::Sub': string }>).map((r) => r['Fn::Sub']));
       // KAFKA_AUTH is iam (the default with MSK_CLUSTER_ARN): no function reads SCRAM
-      // credentials (issue 29: no unused grants; with KAFKA_AUTH=scram, test/unit/deploy-scram-grants).
+      // credentials (issue 29: no unused grants; with KAFKA_AUTH=scram, test/unit/infra/serverless/deploy-scram-grants).
       const registrySecret = SCHEMA_FUNCTIONS.includes(id)
         ? [
             'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:kafka-tally/schema-registry-??????',

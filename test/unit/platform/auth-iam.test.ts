@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { requirePublishTo, requireScope } from '../../functions/core/access.js';
-import { loadAuthenticate } from '../../functions/platform/auth.js';
-import { httpEvent } from '../helpers/http-event.js';
+import { requirePublishTo, requireScope } from '../../../functions/core/shared/access.js';
+import { loadAuthenticate } from '../../../functions/platform/auth.js';
+import { httpEvent } from '../../helpers/http-event.js';
 
 // TALLY_API_AUTH=iam (docs/deploy.md): API Gateway checked the SigV4 signature and the caller's
 // execute-api:Invoke on the route before the function runs; the function names the principal.

@@ -9,7 +9,7 @@ interface Plugin {
   hooks: Record<string, () => void>;
 }
 const require = createRequire(import.meta.url);
-const Tracing = require('../../infra/serverless/tracing.cjs') as {
+const Tracing = require('../../../../infra/serverless/tracing.cjs') as {
   new (serverless: unknown): Plugin;
   enabled(): boolean;
 };

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 // infra/serverless/deploy-config.cjs: what packaging a stage refuses (issue 29, docs/deploy.md).
 const require = createRequire(import.meta.url);
-const { readSettings } = require('../../infra/serverless/deploy-config.cjs') as {
+const { readSettings } = require('../../../../infra/serverless/deploy-config.cjs') as {
   readSettings: (
     env: Record<string, string>,
     stage: string,

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 // infra/serverless/deploy.cjs: the SCRAM credentials' grants every role inherits from
 // provider.iam.role.statements stay only where they are used (issue 29: no unused grants).
 const require = createRequire(import.meta.url);
-const { dropUnusedScramGrants } = require('../../infra/serverless/deploy.cjs') as {
+const { dropUnusedScramGrants } = require('../../../../infra/serverless/deploy.cjs') as {
   dropUnusedScramGrants: (
     template: Template,
     functions: Record<string, { vpc?: unknown }>,
