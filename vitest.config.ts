@@ -31,6 +31,8 @@ const FIRST = [
   'test/integration/faults-broker-restart.test.ts',
   'test/integration/fuzz-http.test.ts',
   'test/integration/serverless-package.test.ts',
+  // Packages the service four times and runs cfn-lint on each (~150 s on a loaded machine).
+  'test/integration/deploy-template.test.ts',
   'test/integration/kafka-scram.test.ts',
   'test/simulation/reconcile-long-horizon.test.ts',
   'test/simulation/reconcile-held-bounds.test.ts',
