@@ -143,8 +143,13 @@ export function createTallyClient(options: TallyClientOptions) {
       let failure: unknown;
       try {
         const { status, retryAfter, text } = await call(method, path, headersFor(key), body);
-        parsed = parse(status, text);
-        answer = { status, retryAfter, body: parsed ?? safeJson(text) };
+        answer = { status, retryAfter, body: safeJson(text) };
+        try {
+          parsed = parse(status, text);
+        } catch (error) {
+          // An answer that is not Tally's shape (a proxy's page): final, not a lost connection.
+          failure = error;
+        }
       } catch (error) {
         failure = error;
       }

@@ -259,6 +259,15 @@ describe('@kafka-tally/client', () => {
     expect(slept.slice(-2).every((ms) => ms > 0)).toBe(true);
   });
 
+  it('throws, without sending again, a 200 that is not a report stream', async () => {
+    replies = [{ status: 200, body: '<html>a proxy</html>' }];
+    const error = await client()
+      .produce('orders', one)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'TallyRequestError', status: 200, attempts: 1 });
+    expect(seen).toHaveLength(1);
+  });
+
   it('returns a FAILED record (refused by the broker) without sending it again', async () => {
     replies = [{ status: 502, body: { ...notAcked('FAILED', 502, 3), retriable: false } }];
     const result = await client().produce('orders', one);
