@@ -89,6 +89,21 @@ module.exports = {
       from: { path: '^functions/' },
       to: { path: '^(test|bench|infra)/' },
     },
+    {
+      name: 'packages-ship-no-platform',
+      severity: 'error',
+      comment:
+        'packages/ are installed by other teams: they bundle the shared consumer code, core and ' +
+        "adapters, and nothing they import reaches the Lambda runtime's platform (config, " +
+        'logger, middy stacks), a function folder, the tests or the local stack. A setting or a ' +
+        'logger the package needs is an option.',
+      from: { path: '^packages/' },
+      // Reachable: what the package's modules import, and what those import, down the tree.
+      to: {
+        path: ['^functions/(platform|openapi)/', fnFolder, '^(test|bench|infra)/'],
+        reachable: true,
+      },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

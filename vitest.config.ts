@@ -23,6 +23,9 @@ const FIRST = [
   'test/integration/publish-concurrency.test.ts',
   // The once guard's redeliveries (~25 s, 4 s of CPU); the lifecycle test's stacks follow.
   'test/integration/once.test.ts',
+  // Both packages packed and installed by npm, then three programs on the stack (~45 s, mostly
+  // npm and child processes waiting).
+  'test/integration/packages-installed.test.ts',
   // Months on an injected clock: about 100 s of one core, the unit group's longest.
   'test/simulation/core-audit-horizon.test.ts',
   // Three stacks started and stopped one after the other (~100 s, a third of it CPU).

@@ -7,6 +7,7 @@ import {
   type OnceStore,
   runOnce,
 } from '../core/once/run-once.js';
+import { headerValue } from './tally-headers.js';
 
 // The once guard for consumers that are not Lambdas (a kafkajs `eachBatch`, a container, a
 // job): the same claims and done-marks as the middleware, on records in kafkajs' shape.
@@ -32,11 +33,6 @@ export interface OnceEachOptions<R extends ConsumedRecord> {
 /** Per process and group: when each stream was last compacted (at most once a minute). */
 const compactions = new Map<string, Map<string, number>>();
 
-const text = (value: HeaderValue) => {
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? undefined : first.toString();
-};
-
 /**
  * Acts on each record at most once per group. Records after a failed one in its partition are
  * not acted on: `retryFrom` names, per partition, the offset to seek back to (or not commit past).
@@ -54,8 +50,8 @@ export async function tallyOnceEach<R extends ConsumedRecord>(
       id,
       lane: `${record.topic}-${record.partition}`,
       identity: identityOf(
-        text(record.headers?.['tally.stream']),
-        text(record.headers?.['tally.seq']),
+        headerValue(record, 'tally.stream'),
+        headerValue(record, 'tally.seq'),
         () => options.keyOf?.(record),
       ),
     };

@@ -11,7 +11,6 @@ import {
   runOnce,
 } from '../core/once/run-once.js';
 import { checkMskEvent, headerText, receiptsFromMsk } from '../core/receipts/msk-receipts.js';
-import { log } from '../platform/log.js';
 import type { ReceiptSink } from './tally-receipts.js';
 
 type Resolvable<T> = T | (() => Promise<T>);
@@ -29,6 +28,11 @@ export interface TallyOnceOptions {
   /** For records without `tally.*` headers: a key to deduplicate them by (else passed through). */
   readonly keyOf?: (record: MSKRecord) => string | undefined;
   readonly now?: () => number;
+  /**
+   * Where the guard's warnings go (an act that outlived its claim); default `console.warn`.
+   * Injected, so the package ships no logger: pass Powertools Logger's or your own.
+   */
+  readonly log?: (level: 'warn', message: string, fields: Record<string, unknown>) => void;
 }
 
 /** Lambda's partial batch response (ReportBatchItemFailures). */
@@ -74,6 +78,7 @@ export function tallyOnce(options: TallyOnceOptions): MiddlewareObj<MSKEvent> {
   const store = resolver(options.store);
   const receipts = options.receipts && resolver(options.receipts);
   const now = options.now ?? Date.now;
+  const log = options.log ?? ((_level, message, fields) => console.warn(message, fields));
   // Per container: when each stream was last compacted (at most once a minute).
   const compacted = new Map<string, number>();
   return {

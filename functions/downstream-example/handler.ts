@@ -21,7 +21,7 @@ export function downstreamHandler(
   const { claimMs, horizonMs } = onceConfig;
   return middy<MSKEvent, MskBatchResponse>()
     .use(tracing.middlewares())
-    .use(tallyOnce({ group, store: onceStore, receipts: receiptsStore, claimMs, horizonMs }))
+    .use(tallyOnce({ group, store: onceStore, receipts: receiptsStore, claimMs, horizonMs, log }))
     .handler(eachRecord(work));
 }
 
