@@ -5,6 +5,8 @@
 //   the same body again with the same key, so Tally sends only what is not settled, with the
 //   same seqs (a copy in the log is recognisable as the same record).
 // - 429 (nothing was sent): again after its Retry-After, same key.
+// - 409 for a key whose first request is still in flight (retriable, with Retry-After): the
+//   same key after the wait, which replays the first request's answer once it is complete.
 // - 422 naming Idempotency-Key whose seqs the audit voided: a new key (the old one can never
 //   send). Every other 4xx is final: the same request would be refused again.
 
@@ -37,6 +39,14 @@ const isVoided = (body: unknown) => {
   );
 };
 
+/** The 409 of a key whose first request still holds it: Tally marks it retriable. */
+const isKeyInFlight = (body: unknown) => {
+  const b = body as { field?: unknown; retriable?: unknown } | null;
+  return (
+    typeof b === 'object' && b !== null && b.field === 'Idempotency-Key' && b.retriable === true
+  );
+};
+
 /** What to do with a whole-request answer (a failed connection is `undefined`). */
 export function verdictOf(answer: Answer | undefined, unsettled: boolean): Verdict {
   if (answer === undefined) return { retry: true, newKey: false, afterMs: undefined };
@@ -44,6 +54,7 @@ export function verdictOf(answer: Answer | undefined, unsettled: boolean): Verdi
   const { status } = answer;
   if (status === 429 || status === 503 || status === 504)
     return { retry: true, newKey: false, afterMs };
+  if (status === 409 && isKeyInFlight(answer.body)) return { retry: true, newKey: false, afterMs };
   if (status === 422 && isVoided(answer.body)) return { retry: true, newKey: true, afterMs: 0 };
   if (status >= 200 && status < 300 && unsettled) return { retry: true, newKey: false, afterMs };
   return { retry: false };

@@ -178,14 +178,34 @@ describe('@kafka-tally/client', () => {
     expect(new Set(seen.map(keyOf)).size).toBe(1);
   });
 
-  it('never sends a 4xx again: 400, 404, 409 and a 422 for a reused key are thrown at once', async () => {
+  it('waits out a 409 for a key still in flight and sends it again with that key', async () => {
+    replies = [
+      {
+        status: 409,
+        headers: { 'retry-after': '2' },
+        body: {
+          error_code: 409,
+          message: 'Idempotency-Key: a request with this key is still in progress; retry later',
+          field: 'Idempotency-Key',
+          retriable: true,
+        },
+      },
+      { status: 200, body: lines(acked(1)) },
+    ];
+    const result = await client().produce('orders', one, { idempotencyKey: 'order-7' });
+    expect(result.records[0]?.outcome).toBe('ACKED');
+    expect(seen.map(keyOf)).toEqual(['order-7', 'order-7']);
+    expect(slept).toEqual([2000]);
+  });
+
+  it('never sends a 4xx again: 400, 404, a final 409 and a 422 for a reused key are thrown at once', async () => {
     for (const [status, body] of [
       [
         400,
         { error_code: 400, message: 'value.type: unknown', field: 'value.type', retriable: false },
       ],
       [404, { error_code: 40403, message: 'topic orders does not exist', retriable: false }],
-      [409, { error_code: 409, message: 'in progress', retriable: true, field: 'Idempotency-Key' }],
+      [409, { error_code: 409, message: 'group is not empty', retriable: false }],
       [
         422,
         {
