@@ -649,7 +649,7 @@ export const openApiDocument: OpenApiDocument = {
         in: 'header',
         'x-amazon-apigateway-authtype': 'awsSigv4',
         description:
-          "AWS_IAM authorization, the deployed default: a SigV4-signed request whose IAM policy allows execute-api:Invoke on the route (docs/deploy.md).",
+          'AWS_IAM authorization, the deployed default: a SigV4-signed request whose IAM policy allows execute-api:Invoke on the route (docs/deploy.md).',
       },
     },
   },
