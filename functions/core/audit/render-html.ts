@@ -242,11 +242,12 @@ function redeliveryTiles(s: LinkedFindings): Markup[] {
 function tiles(s: LinkedFindings): Markup {
   const lost = seqsIn(s.lost);
   const pending = seqsIn(s.pending);
-  // Extra copies and extra deliveries, as the tables below and the bucket table count them: a
-  // seq delivered twice is one extra delivery, three times two.
-  const producerDup = s.producerDuplicates.reduce((sum, d) => sum + d.copies.length - 1, 0);
-  const consumerDup = s.consumerDuplicates.reduce(
-    (sum, d) => sum + (d.to - d.from + 1) * (d.times - 1),
+  // Extra copies in the log and extra deliveries, summed over the bucket table (which no cap
+  // shortens), so the tile equals its columns, each group's redelivered tile, and the findings
+  // tables' "extra" columns: a seq delivered three times is two extra deliveries.
+  const producerDup = s.buckets.reduce((sum, b) => sum + b.duplicatesInLog, 0);
+  const consumerDup = s.buckets.reduce(
+    (sum, b) => sum + Object.values(b.redelivered).reduce((n, r) => n + r, 0),
     0,
   );
   const absent = s.unknownAbsent.reduce((sum, [from, to]) => sum + to - from + 1, 0);
