@@ -611,7 +611,17 @@ const auditFindings = {
           'reconcileEvents',
         ]),
       ),
-      lost: list(run({ acked: closed(placement, ['partition', 'offset']) }, [])),
+      lost: list(
+        run(
+          {
+            acked: closed(placement, ['partition', 'offset']),
+            ackedEach: list(
+              closed({ seq: seqNumber, ...placement }, ['seq', 'partition', 'offset']),
+            ),
+          },
+          [],
+        ),
+      ),
       pending: list(run({ group: str }, ['group'])),
       unknownLanded: list(closed({ seq: seqNumber, ...placement }, ['seq', 'partition', 'offset'])),
       unknownAbsent: list(seqRange),

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Admin } from 'kafkajs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,6 +13,41 @@ import { uniqueName } from '../helpers/unique-name.js';
 // Debian's Chromium (installed by npm test's pretest step, infra/local/install-debian-packages.sh):
 // the charts must be drawn, with bars of real size.
 const CHROMIUM = process.env.TALLY_CHROMIUM ?? '/usr/bin/chromium';
+/** Test evidence: the rendered report (git-ignored, beside the functions' logs). */
+const EVIDENCE = 'test/.logs/audit-html-chromium';
+
+const cluster = () => ({ cluster_id: inject('kafkaClusterId') });
+
+async function postReceipts(group: string, stream: string, seqs: number[][]): Promise<void> {
+  const receipts = (await import('../../functions/receipts/http-handler.js')).handler;
+  const answer = await receipts(
+    httpEvent({ pathParameters: cluster(), body: JSON.stringify({ group, stream, seqs }) }),
+    lambdaContext(),
+  );
+  expect(answer.statusCode, answer.body).toBe(202);
+}
+
+/** Audits the topic for the group and answers its report's page. */
+async function auditPage(topic: string, group: string): Promise<string> {
+  const start = (await import('../../functions/audit/http-handler.js')).handler;
+  const started = await start(
+    httpEvent({ pathParameters: cluster(), body: JSON.stringify({ topic, groups: [group] }) }),
+    lambdaContext(),
+  );
+  expect(started.statusCode, started.body).toBe(200);
+  const { auditId } = JSON.parse(started.body ?? '') as { auditId: string };
+  const read = (await import('../../functions/audit/read-handler.js')).handler;
+  const response = await read(
+    httpEvent({
+      routeKey: 'GET /v3/clusters/{cluster_id}/audits/{audit_id}',
+      pathParameters: { ...cluster(), audit_id: auditId },
+      query: { format: 'html' },
+    }),
+    lambdaContext(),
+  );
+  expect(response.headers?.['content-type']).toContain('text/html');
+  return response.body ?? '';
+}
 
 describe('audit HTML report in headless Chromium', () => {
   const admin: Admin = testKafka('tally-test-audit-html').admin();
@@ -42,6 +78,122 @@ describe('audit HTML report in headless Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await admin.disconnect();
+  });
+
+  it("fits its card: charts at the card's width, no text cut, tiles equal to the tables, each lost seq at its own offset", async () => {
+    const topic = await createTopic(admin, 1);
+    const api = await loadHandlers();
+    const body = [1, 2, 3, 4, 5, 6]
+      .map((n) => JSON.stringify({ value: { type: 'JSON', data: { n } } }))
+      .join('');
+    expect((await api.produce(produceEvent(topic, body))).statusCode).toBe(200);
+    // Seqs 1 and 2 (offsets 0 and 1) are taken from the log: lost, each at its own offset.
+    await admin.fetchTopicOffsets(topic);
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '2' }] });
+    // A group with a long name processes 3–6, and 4–5 twice more: 4 extra deliveries.
+    const group = uniqueName('billing-with-a-rather-long-consumer-group-name');
+    await postReceipts(group, topic, [[3, 6]]);
+    await postReceipts(group, topic, [[4, 5]]);
+    await postReceipts(group, topic, [[4, 5]]);
+    const html = await auditPage(topic, group);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.setContent(html, { waitUntil: 'load' });
+    mkdirSync(EVIDENCE, { recursive: true });
+    await page.screenshot({ path: join(EVIDENCE, 'report.png'), fullPage: true });
+
+    const layout = await page.$$eval('.chart', (cards) =>
+      cards.map((card) => {
+        const svg = card.querySelector('svg.bars');
+        if (svg === null) throw new Error('a chart card without its chart');
+        const box = svg.getBoundingClientRect();
+        // The card's width inside its padding (8 px a side).
+        const inner = card.clientWidth - 16;
+        const cut = [...svg.querySelectorAll('text')]
+          .map((t) => ({ text: t.textContent, r: t.getBoundingClientRect() }))
+          .filter(
+            ({ r }) =>
+              r.left < box.left - 1 ||
+              r.right > box.right + 1 ||
+              r.top < box.top - 1 ||
+              r.bottom > box.bottom + 1,
+          )
+          .map(({ text }) => text);
+        const cardBox = card.getBoundingClientRect();
+        const legend = [...card.querySelectorAll('.legend li')].map((li) => ({
+          text: li.textContent,
+          fits:
+            li.scrollWidth <= li.clientWidth + 1 &&
+            li.getBoundingClientRect().right <= cardBox.right + 1,
+        }));
+        return {
+          id: svg.id,
+          width: box.width,
+          inner,
+          cut,
+          legend,
+          scrolls: card.scrollWidth > card.clientWidth,
+        };
+      }),
+    );
+    expect(layout.map((c) => c.id)).toEqual(['layers-chart', 'buckets-chart-0']);
+    for (const chart of layout) {
+      // The chart fills its card (one stream, one bucket: it once drew 174 px of ~1,200).
+      expect(chart.width, chart.id).toBeGreaterThan(chart.inner * 0.95);
+      expect(chart.scrolls, chart.id).toBe(false);
+      // Every axis label, tick and category label lies inside the drawing: none is cut.
+      expect(chart.cut, chart.id).toEqual([]);
+      expect(chart.legend.map((l) => l.text)).toEqual([
+        'produced',
+        'in log',
+        `processed by ${group}`,
+      ]);
+      expect(
+        chart.legend.filter((l) => !l.fits),
+        chart.id,
+      ).toEqual([]);
+    }
+    const texts = await page.$$eval('svg.bars text', (all) => all.map((t) => t.textContent));
+    expect(texts).toContain('time bucket (UTC)');
+
+    // Tiles equal the tables' totals.
+    const tile = (label: string) =>
+      page
+        .locator('.tile', { has: page.locator('.tile-label', { hasText: label }) })
+        .locator('.tile-value')
+        .textContent();
+    const column = async (title: string, header: string) =>
+      page.$$eval(
+        'section.findings',
+        (sections, [t, h]) => {
+          const section = sections.find((s) =>
+            s.querySelector('h3')?.textContent?.startsWith(t as string),
+          );
+          const headers = [...(section?.querySelectorAll('th') ?? [])].map((th) => th.textContent);
+          const at = headers.indexOf(h as string);
+          return [...(section?.querySelectorAll('tbody tr:not(:has(td.none))') ?? [])].reduce(
+            (sum, tr) =>
+              sum + Number(tr.querySelectorAll('td')[at]?.textContent?.replace(/,/g, '')),
+            0,
+          );
+        },
+        [title, header],
+      );
+    const extraDeliveries = await column('Consumer-side duplicates', 'extra deliveries');
+    const extraCopies = await column('Producer-side duplicates', 'extra copies');
+    expect(extraDeliveries).toBe(4);
+    expect(await tile('duplicates')).toBe(String(extraCopies + extraDeliveries));
+    expect(await tile(`redelivered · ${group}`)).toBe(String(extraDeliveries));
+    expect(await column('Per time bucket', `redelivered · ${group}`)).toBe(extraDeliveries);
+    expect(await column('Per time bucket', 'lost')).toBe(Number(await tile('lost')));
+    // Each lost seq names its own offset.
+    const lost = await page
+      .locator('section.findings', { has: page.locator('h3', { hasText: /^Lost/ }) })
+      .locator('tbody tr')
+      .textContent();
+    expect(lost).toContain('1: p0 @ 0');
+    expect(lost).toContain('2: p0 @ 1');
+    await page.close();
   });
 
   it('draws produced, in-log and processed bars for every stream and bucket', async () => {

@@ -122,7 +122,17 @@ describe('audit', () => {
     await admin.fetchTopicOffsets(topic);
     await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '2' }] });
     const findings = (await audit(topic)).streams.find((s) => s.stream === topic);
-    expect(findings?.lost).toEqual([{ from: 1, to: 2, acked: { partition: 0, offset: 0 } }]);
+    expect(findings?.lost).toEqual([
+      {
+        from: 1,
+        to: 2,
+        acked: { partition: 0, offset: 0 },
+        ackedEach: [
+          { seq: 1, partition: 0, offset: 0 },
+          { seq: 2, partition: 0, offset: 1 },
+        ],
+      },
+    ]);
     expect(findings?.inLog).toBe(3);
   });
 

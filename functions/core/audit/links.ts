@@ -14,6 +14,10 @@ import { bucketOf, type TopicLog } from './topic-log.js';
 // What a report says beside the findings: capped lists, the reconcile events that explain a
 // group's redeliveries, and the topic's time buckets.
 
+/** Lost seqs whose acknowledged place a report names, one by one. */
+const LOST_PLACED = 1000;
+const LEDGER_READS = 100;
+
 export function capped(findings: AuditFindings): {
   findings: AuditFindings;
   leftOff?: Record<string, number>;
@@ -48,13 +52,32 @@ export async function link(
 ): Promise<LinkedFindings> {
   const { findings, leftOff } = capped(uncapped);
   const lost: Array<LinkedFindings['lost'][number]> = [];
+  // Each lost seq names its own place: a range of two seqs lies at two offsets. Bounded: the
+  // first LOST_PLACED seqs of the report, from at most LEDGER_READS blocks, each read once.
+  let placed = 0;
+  let reads = 0;
   for (const range of findings.lost) {
-    const block: LedgerBlock | undefined =
-      lost.length < 100 ? await ports.ledger.find(stream, range.from) : undefined;
-    const outcome: RecordOutcome | undefined = block?.outcomes[range.from - block.firstSeq];
+    const each: Array<{ seq: number; partition: number; offset: number }> = [];
+    let block: LedgerBlock | undefined;
+    for (let seq = range.from; seq <= range.to && placed < LOST_PLACED; seq++, placed++) {
+      if (block === undefined || seq >= block.firstSeq + block.outcomes.length) {
+        if (reads++ >= LEDGER_READS) break;
+        block = await ports.ledger.find(stream, seq);
+        if (block === undefined) break;
+      }
+      const outcome: RecordOutcome | undefined = block.outcomes[seq - block.firstSeq];
+      if (outcome?.status === 'ACKED') {
+        each.push({ seq, partition: outcome.partition, offset: Number(outcome.offset) });
+      }
+    }
+    const [first] = each;
     lost.push(
-      outcome?.status === 'ACKED'
-        ? { ...range, acked: { partition: outcome.partition, offset: Number(outcome.offset) } }
+      first?.seq === range.from
+        ? {
+            ...range,
+            acked: { partition: first.partition, offset: first.offset },
+            ackedEach: each,
+          }
         : range,
     );
   }

@@ -118,7 +118,15 @@ const BAR = 18;
 const BAR_GAP = 4;
 const GROUP_GAP = 32;
 const LEFT = 64;
+const RIGHT = 16;
 const TOP = 16;
+/**
+ * The narrowest drawing: a chart of one or two clusters is spread over this width, so it fills
+ * its card (the SVG is drawn at the card's width, `width: 100%`), not 174 px of a 1,200 px card.
+ */
+const MIN_WIDTH = 960;
+/** Text of the axis and category labels: 12 px system-ui averages under 7 px a character. */
+const CHAR_WIDTH = 7;
 
 /** A nice axis maximum (1, 2 or 5 × 10ⁿ) at least `max`. */
 function axisMax(max: number): number {
@@ -128,34 +136,42 @@ function axisMax(max: number): number {
   return 10 * step;
 }
 
+/**
+ * The chart, drawn in a viewBox at least MIN_WIDTH wide with its clusters spread evenly, scaled
+ * to its card's width; a chart of many clusters keeps its natural width (`min-width`) and the
+ * card scrolls. The legend is HTML beside it, so a long group name wraps instead of being cut.
+ */
 function chart(spec: ChartSpec): Markup {
   const { series, categories } = spec;
   const top = axisMax(Math.max(0, ...categories.flatMap((c) => c.values)));
   const groupWidth = series.length * BAR + (series.length - 1) * BAR_GAP;
-  const width = LEFT + Math.max(1, categories.length) * (groupWidth + GROUP_GAP) + 16;
+  const slots = Math.max(1, categories.length);
+  const natural = LEFT + slots * (groupWidth + GROUP_GAP) + RIGHT;
+  const width = Math.max(natural, MIN_WIDTH);
+  const slot = (width - LEFT - RIGHT) / slots;
   const base = TOP + PLOT_HEIGHT;
-  const legendY = base + 48;
-  const height = legendY + series.length * 18 + 8;
+  const height = base + 48;
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
     const y = base - f * PLOT_HEIGHT;
-    return html`<line class="grid" x1="${LEFT}" x2="${width - 16}" y1="${y}" y2="${y}"/><text class="tick" x="${LEFT - 6}" y="${y + 4}" text-anchor="end">${num(top * f)}</text>`;
+    return html`<line class="grid" x1="${LEFT}" x2="${width - RIGHT}" y1="${y}" y2="${y}"/><text class="tick" x="${LEFT - 6}" y="${y + 4}" text-anchor="end">${num(top * f)}</text>`;
   });
+  const maxLabel = Math.max(4, Math.floor((slot - 8) / CHAR_WIDTH));
   const groups = categories.map((c, ci) => {
-    const x0 = LEFT + GROUP_GAP / 2 + ci * (groupWidth + GROUP_GAP);
+    const centre = LEFT + ci * slot + slot / 2;
+    const x0 = centre - groupWidth / 2;
     const rects = series.map((name, i) => {
       const value = c.values[i] ?? 0;
       const h = Math.round((value / top) * PLOT_HEIGHT * 100) / 100;
       const x = x0 + i * (BAR + BAR_GAP);
       return html`<rect x="${x}" y="${base - h}" width="${BAR}" height="${h}" fill="${colour(i)}" data-category="${c.label}" data-series="${name}" data-value="${value}"><title>${c.label} · ${name}: ${num(value)}</title></rect>`;
     });
-    const label = c.label.length > 24 ? `${c.label.slice(0, 23)}…` : c.label;
-    return html`<g>${rects}<text class="label" x="${x0 + groupWidth / 2}" y="${base + 18}" text-anchor="middle">${label}</text></g>`;
+    const label = c.label.length > maxLabel ? `${c.label.slice(0, maxLabel - 1)}…` : c.label;
+    return html`<g>${rects}<text class="label" x="${centre}" y="${base + 18}" text-anchor="middle"><title>${c.label}</title>${label}</text></g>`;
   });
   const legend = series.map(
-    (name, i) =>
-      html`<circle cx="${LEFT + 6}" cy="${legendY + i * 18}" r="6" fill="${colour(i)}"/><text x="${LEFT + 18}" y="${legendY + i * 18 + 4}">${name}</text>`,
+    (name, i) => html`<li><span class="swatch" style="background:${colour(i)}"></span>${name}</li>`,
   );
-  return html`<svg id="${spec.id}" class="bars" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${spec.label}">${ticks}<line class="axis" x1="${LEFT}" x2="${LEFT}" y1="${TOP}" y2="${base}"/><line class="axis" x1="${LEFT}" x2="${width - 16}" y1="${base}" y2="${base}"/><text class="axis-title" x="14" y="${TOP + PLOT_HEIGHT / 2}" transform="rotate(-90 14 ${TOP + PLOT_HEIGHT / 2})" text-anchor="middle">records</text><text class="axis-title" x="${LEFT + (width - LEFT) / 2}" y="${base + 36}" text-anchor="middle">${spec.xTitle}</text>${groups}${legend}</svg>`;
+  return html`<svg id="${spec.id}" class="bars" xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 ${width} ${height}" style="min-width:${natural}px" role="img" aria-label="${spec.label}">${ticks}<line class="axis" x1="${LEFT}" x2="${LEFT}" y1="${TOP}" y2="${base}"/><line class="axis" x1="${LEFT}" x2="${width - RIGHT}" y1="${base}" y2="${base}"/><text class="axis-title" x="14" y="${TOP + PLOT_HEIGHT / 2}" transform="rotate(-90 14 ${TOP + PLOT_HEIGHT / 2})" text-anchor="middle">records</text><text class="axis-title" x="${LEFT + (width - LEFT - RIGHT) / 2}" y="${base + 38}" text-anchor="middle">${spec.xTitle}</text>${groups}</svg><ul class="legend" data-chart="${spec.id}">${legend}</ul>`;
 }
 
 /** Every bucket's counts with the differences the findings explain. */
@@ -226,8 +242,14 @@ function redeliveryTiles(s: LinkedFindings): Markup[] {
 function tiles(s: LinkedFindings): Markup {
   const lost = seqsIn(s.lost);
   const pending = seqsIn(s.pending);
-  const producerDup = s.producerDuplicates.length;
-  const consumerDup = seqsIn(s.consumerDuplicates);
+  // Extra copies in the log and extra deliveries, summed over the bucket table (which no cap
+  // shortens), so the tile equals its columns, each group's redelivered tile, and the findings
+  // tables' "extra" columns: a seq delivered three times is two extra deliveries.
+  const producerDup = s.buckets.reduce((sum, b) => sum + b.duplicatesInLog, 0);
+  const consumerDup = s.buckets.reduce(
+    (sum, b) => sum + Object.values(b.redelivered).reduce((n, r) => n + r, 0),
+    0,
+  );
   const absent = s.unknownAbsent.reduce((sum, [from, to]) => sum + to - from + 1, 0);
   const groups = Object.entries(s.processed).map(([g, n]) =>
     tile(`processed · ${g}`, num(n), n >= s.inLog ? 'ok' : 'warn'),
@@ -242,7 +264,7 @@ function tiles(s: LinkedFindings): Markup {
       'duplicates',
       num(producerDup + consumerDup),
       producerDup + consumerDup > 0 ? 'warn' : 'ok',
-      `producer ${num(producerDup)} · consumer ${num(consumerDup)}`,
+      `extra copies: producer ${num(producerDup)} · consumer ${num(consumerDup)}`,
     ),
     tile('pending', num(pending), pending > 0 ? 'warn' : 'ok', 'in the log, not yet processed'),
     tile(
@@ -267,31 +289,43 @@ function table(
   return html`<section class="findings"><h3>${title} <span class="layer">${layer}</span></h3><table><thead><tr>${headers.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${body}</tbody></table></section>`;
 }
 
+/** Where each lost seq was acknowledged: its own partition and offset, seq by seq. */
+function ackedAt(l: AuditFindings['lost'][number]): Value {
+  // A report stored before `ackedEach` names the first seq's place only.
+  const each = l.ackedEach ?? (l.acked ? [{ seq: l.from, ...l.acked }] : []);
+  if (each.length === 0) return '—';
+  const rest = l.to - l.from + 1 - each.length;
+  return html`<ul>${each.map((a) => html`<li>${a.seq}: p${a.partition} @ ${a.offset}</li>`)}${rest > 0 ? html`<li>${num(rest)} more not shown</li>` : ''}</ul>`;
+}
+
 function findings(s: AuditFindings): Markup {
   return html`<div class="tables">${[
     table(
       'Producer-side duplicates',
       'producer',
-      ['seq', 'copies (partition / offset / session)'],
+      ['seq', 'copies (partition / offset / session)', 'extra copies'],
       s.producerDuplicates.map((d) => [
         d.seq,
         html`<ul>${d.copies.map((c) => html`<li>p${c.partition} @ ${c.offset} · ${c.session}</li>`)}</ul>`,
+        d.copies.length - 1,
       ]),
     ),
     table(
       'Consumer-side duplicates',
       'consumer',
-      ['group', 'seqs', 'times'],
-      s.consumerDuplicates.map((d) => [d.group, range(d.from, d.to), d.times]),
+      ['group', 'seqs', 'times', 'extra deliveries'],
+      s.consumerDuplicates.map((d) => [
+        d.group,
+        range(d.from, d.to),
+        d.times,
+        num((d.to - d.from + 1) * (d.times - 1)),
+      ]),
     ),
     table(
       'Lost',
       'log',
       ['seqs', 'acknowledged at (partition / offset)'],
-      s.lost.map((l) => [
-        range(l.from, l.to),
-        l.acked ? `p${l.acked.partition} @ ${l.acked.offset}` : '—',
-      ]),
+      s.lost.map((l) => [range(l.from, l.to), ackedAt(l)]),
     ),
     table(
       'Pending',
@@ -326,6 +360,9 @@ h3{margin:0 0 6px;font-size:14px}.meta{color:#5b6472;margin:0 0 16px}
 .tile-label{font-size:12px;color:#5b6472;text-transform:uppercase;letter-spacing:.03em}
 .tile-value{font-size:24px;font-weight:600;font-variant-numeric:tabular-nums}.tile-note{font-size:12px;color:#5b6472}
 .chart{background:#fff;border:1px solid #dde1e6;border-radius:6px;padding:8px;overflow-x:auto}
+svg.bars{display:block;height:auto}
+.legend{list-style:none;display:flex;flex-wrap:wrap;gap:4px 18px;margin:4px 0 0;padding:0 0 0 64px;font-size:12px}
+.legend li{display:flex;align-items:center;gap:6px;overflow-wrap:anywhere}.swatch{width:12px;height:12px;border-radius:50%;flex:none}
 svg text{font:12px system-ui,sans-serif;fill:#1d2330}svg .tick{fill:#5b6472}svg .axis-title{fill:#5b6472;font-style:italic}
 svg .grid{stroke:#e8ebef}svg .axis{stroke:#5b6472}
 .wide{margin:12px 0;overflow-x:auto}

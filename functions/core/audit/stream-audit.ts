@@ -37,6 +37,12 @@ export interface AuditFindings {
     readonly to: number;
     /** Where the ledger says the first of them was acknowledged (added by the auditor). */
     readonly acked?: { readonly partition: number; readonly offset: number };
+    /** Where the ledger says each of them was acknowledged, seq by seq (added by the auditor). */
+    readonly ackedEach?: ReadonlyArray<{
+      readonly seq: number;
+      readonly partition: number;
+      readonly offset: number;
+    }>;
   }>;
   /** In the log, not yet processed by a group. */
   readonly pending: ReadonlyArray<{

@@ -100,7 +100,7 @@ describe('capped', () => {
 });
 
 describe('link', () => {
-  it("names where the ledger acknowledged each lost range's first seq", async () => {
+  it('names where the ledger acknowledged each lost seq, and the first of its range', async () => {
     const blocks: LedgerBlock[] = [
       {
         stream: 's',
@@ -124,7 +124,15 @@ describe('link', () => {
     ];
     const linked = await link(audit, 't', 's', findings({ lost }), []);
     expect(linked.lost).toEqual([
-      { from: 5, to: 6, acked: { partition: 2, offset: 40 } },
+      {
+        from: 5,
+        to: 6,
+        acked: { partition: 2, offset: 40 },
+        ackedEach: [
+          { seq: 5, partition: 2, offset: 40 },
+          { seq: 6, partition: 2, offset: 41 },
+        ],
+      },
       { from: 7, to: 7 },
       { from: 90, to: 91 },
     ]);

@@ -105,8 +105,11 @@ describe('renderAuditHtml', () => {
     expect(tile('in log')).toBe('80');
     expect(tile('processed · billing')).toBe('40');
     expect(tile('lost')).toBe('10');
-    expect(tile('duplicates')).toBe('6');
-    expect(page).toContain('producer 1 · consumer 5');
+    // Extra copies, as the tables count them: seq 17 twice in the log is one extra copy; seqs
+    // 5–9 delivered 3 times are 10 extra deliveries, billing's redelivered tile.
+    expect(tile('duplicates')).toBe('11');
+    expect(page).toContain('extra copies: producer 1 · consumer 10');
+    expect(tile('redelivered · billing')).toBe('10');
     expect(tile('pending')).toBe('40');
     expect(tile('UNKNOWN settled')).toBe('7');
     expect(page).toContain('landed 1 · absent 6');
@@ -196,8 +199,12 @@ describe('renderAuditHtml', () => {
     expect(svg).toContain('>records</text>');
     expect(svg).toContain('>orders</text>');
     expect(svg).toContain('>100</text>');
+    // The legend is HTML after the chart: a long name wraps, it is never cut by the SVG's edge.
+    const legend = /<ul class="legend" data-chart="layers-chart">[\s\S]*?<\/ul>/.exec(page)?.[0];
     for (const name of ['produced', 'in log', 'processed by billing'])
-      expect(svg).toMatch(new RegExp(`<circle [^>]*/><text [^>]*>${name}</text>`));
+      expect(legend).toMatch(
+        new RegExp(`<li><span class="swatch" style="background:#\\w+"></span>${name}</li>`),
+      );
   });
 
   it('draws zero-height bars when nothing was produced', () => {
@@ -209,18 +216,43 @@ describe('renderAuditHtml', () => {
     const page = renderAuditHtml(report([busy]));
     expect(section(page, 'Producer-side duplicates')).toContain('<span class="layer">producer');
     expect(section(page, 'Producer-side duplicates')).toContain(
-      '<td>17</td><td><ul><li>p0 @ 16 · sess-a</li><li>p2 @ 901 · sess-b</li></ul></td>',
+      '<td>17</td><td><ul><li>p0 @ 16 · sess-a</li><li>p2 @ 901 · sess-b</li></ul></td><td>1</td>',
     );
     expect(section(page, 'Consumer-side duplicates')).toContain(
-      '<tr><td>billing</td><td>5–9</td><td>3</td></tr>',
+      '<tr><td>billing</td><td>5–9</td><td>3</td><td>10</td></tr>',
     );
-    expect(section(page, 'Lost')).toContain('<tr><td>81–90</td><td>p0 @ 80</td></tr>');
+    // A report stored before ackedEach names the first seq's place, as the first seq's.
+    expect(section(page, 'Lost')).toContain(
+      '<tr><td>81–90</td><td><ul><li>81: p0 @ 80</li><li>9 more not shown</li></ul></td></tr>',
+    );
     expect(section(page, 'Pending')).toContain('<tr><td>billing</td><td>41–80</td></tr>');
     expect(section(page, 'UNKNOWN landed')).toContain(
       '<tr><td>33</td><td>1</td><td>4242</td></tr>',
     );
     expect(section(page, 'UNKNOWN absent')).toContain('<tr><td>95–100</td></tr>');
     expect(page).not.toContain('>none<');
+  });
+
+  it('names the offset of each lost seq, not one offset for a range', () => {
+    const lost = {
+      from: 11,
+      to: 12,
+      acked: { partition: 0, offset: 5 },
+      ackedEach: [
+        { seq: 11, partition: 0, offset: 5 },
+        { seq: 12, partition: 0, offset: 6 },
+      ],
+    };
+    const page = renderAuditHtml(report([{ ...busy, lost: [lost] }]));
+    expect(section(page, 'Lost')).toContain(
+      '<tr><td>11–12</td><td><ul><li>11: p0 @ 5</li><li>12: p0 @ 6</li></ul></td></tr>',
+    );
+  });
+
+  it('draws a chart of one cluster across its card, wider than its bars need', () => {
+    const svg = /<svg id="layers-chart"[^>]*>/.exec(renderAuditHtml(report([busy])))?.[0] ?? '';
+    expect(svg).toContain('width="100%"');
+    expect(Number(/viewBox="0 0 (\d+)/.exec(svg)?.[1])).toBeGreaterThanOrEqual(960);
   });
 
   it('says none for empty sections', () => {
