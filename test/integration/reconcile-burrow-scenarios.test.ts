@@ -71,6 +71,31 @@ describe('reconcile: Burrow scenarios on the real broker', () => {
     await admin.disconnect();
   });
 
+  it('answers 404 to a restore or acknowledge of a group neither Kafka nor the history knows', async () => {
+    const cluster = inject('kafkaClusterId');
+    const group = uniqueName('g-never');
+    const call = async (
+      route: typeof restore | typeof acknowledge,
+      body?: string,
+    ): Promise<{ statusCode: number; body: string }> =>
+      (await route(
+        httpEvent({
+          pathParameters: { cluster_id: cluster, group_id: group },
+          ...(body !== undefined && { body }),
+        }),
+        lambdaContext(),
+      )) as { statusCode: number; body: string };
+    for (const answer of [
+      await call(restore),
+      await call(restore, '{"execute": true}'),
+      await call(acknowledge),
+    ]) {
+      expect(answer.statusCode, answer.body).toBe(404);
+      expect(JSON.parse(answer.body)).toMatchObject({ error_code: 404, retriable: false });
+      expect(answer.body).toContain(group);
+    }
+  });
+
   it('a consumer committing every second while falling behind is WARN in every run', async () => {
     const topic = await createTopic(admin, 1);
     const group = uniqueName('g-behind');
