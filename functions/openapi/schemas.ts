@@ -304,6 +304,15 @@ const restoreTarget = closed(
 const reconcile: Record<string, Schema> = {
   ReconcileReport: closed(
     {
+      found: {
+        type: 'string',
+        description:
+          'in words: the groups and partitions read, by status, the worst groups not OK named',
+      },
+      repaired: {
+        type: 'string',
+        description: 'in words: the mappings written, changed and removed, what retention deleted',
+      },
       runAt: dateTime,
       complete: bool,
       unreadable: list(str),
@@ -338,7 +347,17 @@ const reconcile: Record<string, Schema> = {
         'history',
       ]),
     },
-    ['runAt', 'complete', 'unreadable', 'adminCalls', 'groups', 'mappings', 'historyConflicts'],
+    [
+      'found',
+      'repaired',
+      'runAt',
+      'complete',
+      'unreadable',
+      'adminCalls',
+      'groups',
+      'mappings',
+      'historyConflicts',
+    ],
   ),
   RestoreResult: closed(
     {
