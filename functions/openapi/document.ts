@@ -159,7 +159,7 @@ const publishRefusals = {
   '413': 'the body is over TALLY_MAX_REQUEST_BYTES',
   '415': 'a Content-Type other than application/json (v3), as REST Proxy answers',
   '422':
-    'a batch that cannot be produced as a whole (42208: empty, too many entries, ids not distinct or not valid), an empty v3 body (42206), a v2 record that is not valid, or an Idempotency-Key reused with another body',
+    'a batch that cannot be produced as a whole (42208: empty, no entries field ("Empty batch."), too many entries, ids not distinct or not valid; 422: a batch body that is not {entries: [object, ...]} or has another top-level field), an empty v3 body (42206), a v2 record that is not valid, or an Idempotency-Key reused with another body',
   '429': withRetryAfter(
     problem('this instance is at TALLY_MAX_CONCURRENT_REQUESTS: nothing was sent'),
   ),

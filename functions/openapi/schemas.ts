@@ -111,7 +111,8 @@ const publish: Record<string, Schema> = {
   },
   RecordHeader: {
     ...closed({ name: { type: 'string', minLength: 1 }, value: nullable(str) }, ['name']),
-    description: 'value: base64; null or absent writes a Kafka null header, as REST Proxy does',
+    description:
+      "value: padded base64 (standard alphabet, '=' to a multiple of 4 characters), as REST Proxy reads it; a value that is not is that record's 400. null or absent writes a Kafka null header, as REST Proxy does",
   },
   ProduceRecord: {
     ...closed(recordFields, []),
@@ -218,15 +219,35 @@ const publish: Record<string, Schema> = {
     },
     ['key_schema_id', 'value_schema_id', 'offsets'],
   ),
-  Cluster: closed(
-    {
-      kind: { const: 'KafkaCluster' },
-      metadata: closed({ self: str, resource_name: str }, ['self', 'resource_name']),
-      cluster_id: str,
-      topics: closed({ related: str }, ['related']),
-    },
-    ['kind', 'metadata', 'cluster_id', 'topics'],
-  ),
+  Cluster: {
+    ...closed(
+      {
+        kind: { const: 'KafkaCluster' },
+        metadata: closed({ self: str, resource_name: str }, ['self', 'resource_name']),
+        cluster_id: str,
+        acls: ref('Related'),
+        brokers: ref('Related'),
+        broker_configs: ref('Related'),
+        consumer_groups: ref('Related'),
+        topics: ref('Related'),
+        partition_reassignments: ref('Related'),
+      },
+      [
+        'kind',
+        'metadata',
+        'cluster_id',
+        'acls',
+        'brokers',
+        'broker_configs',
+        'consumer_groups',
+        'topics',
+        'partition_reassignments',
+      ],
+    ),
+    description:
+      "A cluster with the links REST Proxy v3 clients expect of one. Tally serves none of the linked collections (they answer 404); they are REST Proxy's paths under the cluster's self link.",
+  },
+  Related: closed({ related: str }, ['related']),
   ClusterList: closed(
     {
       kind: { const: 'KafkaClusterList' },
@@ -283,6 +304,15 @@ const restoreTarget = closed(
 const reconcile: Record<string, Schema> = {
   ReconcileReport: closed(
     {
+      found: {
+        type: 'string',
+        description:
+          'in words: the groups and partitions read, by status, the worst groups not OK named',
+      },
+      repaired: {
+        type: 'string',
+        description: 'in words: the mappings written, changed and removed, what retention deleted',
+      },
       runAt: dateTime,
       complete: bool,
       unreadable: list(str),
@@ -317,7 +347,17 @@ const reconcile: Record<string, Schema> = {
         'history',
       ]),
     },
-    ['runAt', 'complete', 'unreadable', 'adminCalls', 'groups', 'mappings', 'historyConflicts'],
+    [
+      'found',
+      'repaired',
+      'runAt',
+      'complete',
+      'unreadable',
+      'adminCalls',
+      'groups',
+      'mappings',
+      'historyConflicts',
+    ],
   ),
   RestoreResult: closed(
     {

@@ -4,13 +4,24 @@ import { baseUrl, pathParameter } from '../platform/http-event.js';
 import { checkCluster } from '../publishing/checks.js';
 import { clustersRuntime } from './clusters-runtime.js';
 
+/**
+ * The cluster as REST Proxy v3 describes one, with every link its ClusterData requires. Tally
+ * serves none of these collections (the paths are REST Proxy's; here they answer 404): they are
+ * there so clients generated from Confluent's document read the answer (docs/api.md).
+ */
 function cluster(base: string, clusterId: string) {
   const self = `${base}/v3/clusters/${clusterId}`;
+  const related = (path: string) => ({ related: `${self}/${path}` });
   return {
     kind: 'KafkaCluster',
     metadata: { self, resource_name: `crn:///kafka=${clusterId}` },
     cluster_id: clusterId,
-    topics: { related: `${self}/topics` },
+    acls: related('acls'),
+    brokers: related('brokers'),
+    broker_configs: related('broker-configs'),
+    consumer_groups: related('consumer-groups'),
+    topics: related('topics'),
+    partition_reassignments: related('topics/-/partitions/-/reassignment'),
   };
 }
 

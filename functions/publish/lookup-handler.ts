@@ -32,6 +32,8 @@ function describe(block: LedgerBlock, from: number, to: number) {
 /** Why the ledger has no fate for `seq`: never allocated, or allocated and not recorded yet. */
 function unrecorded(stream: string, seq: number, counter: { lastSeq: number } | undefined) {
   const last = counter?.lastSeq ?? 0;
+  if (last === 0)
+    return `seq: ${seq} was never allocated: stream ${stream} has allocated no seqs (nothing was published to it); check the stream name (a topic's own stream is its name)`;
   return seq > last
     ? `seq: ${seq} was never allocated (stream ${stream} has allocated 1..${last})`
     : `seq: ${seq} of stream ${stream} was allocated and has no ledger record yet: its request is in flight, or never sent it (the audit records it VOID)`;

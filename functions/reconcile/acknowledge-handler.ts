@@ -4,7 +4,7 @@
 import { InvalidInputError } from '../core/shared/errors.js';
 import { httpHandler, json } from '../platform/http.js';
 import { bodyBytes, idParameter, pathParameter, requireCluster } from '../platform/http-event.js';
-import { acknowledgeFindings } from '../reconciling/restore-actions.js';
+import { acknowledgeFindings, requireKnownGroup } from '../reconciling/restore-actions.js';
 import { reconcileRuntime } from '../reconciling/runtime.js';
 
 export const handler = httpHandler('admin', async (event) => {
@@ -15,5 +15,7 @@ export const handler = httpHandler('admin', async (event) => {
   if (bodyBytes(event).toString('utf8').trim() !== '') {
     throw new InvalidInputError('body: acknowledge takes no body', { field: 'body' });
   }
-  return json(200, { group, acknowledged: await acknowledgeFindings(rt, group, Date.now()) });
+  const acknowledged = await acknowledgeFindings(rt, group, Date.now());
+  if (acknowledged.length === 0) await requireKnownGroup(rt, group);
+  return json(200, { group, acknowledged });
 });

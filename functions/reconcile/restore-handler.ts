@@ -12,7 +12,7 @@ import {
   pathParameter,
   requireCluster,
 } from '../platform/http-event.js';
-import { executeRestore, restorePlan } from '../reconciling/restore-actions.js';
+import { executeRestore, requireKnownGroup, restorePlan } from '../reconciling/restore-actions.js';
 import { reconcileRuntime } from '../reconciling/runtime.js';
 
 function executeFlag(event: HttpEvent): boolean {
@@ -36,6 +36,7 @@ export const handler = httpHandler('admin', async (event) => {
   const group = idParameter(event, 'group_id');
   const execute = executeFlag(event);
   const plan = await restorePlan(rt, group);
+  if (plan.partitions.length === 0) await requireKnownGroup(rt, group);
   if (!execute) return json(200, { dryRun: true, ...plan });
   return json(200, { dryRun: false, ...plan, executed: await executeRestore(rt, plan) });
 });

@@ -1,6 +1,6 @@
 import { type Acknowledged, acknowledgeGroup, historyEntries } from '../core/reconcile/history.js';
 import { planRestore, type RestorePlan } from '../core/reconcile/restore-plan.js';
-import { ConflictError, GroupNotEmptyError } from '../core/shared/errors.js';
+import { ConflictError, GroupNotEmptyError, NotFoundError } from '../core/shared/errors.js';
 import type { ReconcileRuntime } from './runtime.js';
 
 // Planning and executing a return of a group to its last good offsets: the restore route and the
@@ -24,13 +24,35 @@ export async function restorePlan(
   return planRestore(group, historyEntries(await rt.history.loadAll()));
 }
 
-/** Throws GroupNotEmptyError unless the group has no members. */
+/** Kafka's states of a group it does not hold (never created, or deleted). */
+const GONE = new Set(['Dead', 'Unknown']);
+
+/**
+ * Throws NotFoundError (404: no retry can help) for a group neither Kafka nor the offset history
+ * knows. Asked only when an answer came out empty, so a known group costs nothing more.
+ */
+export async function requireKnownGroup(
+  rt: Pick<ReconcileRuntime, 'history' | 'offsets'>,
+  group: string,
+): Promise<void> {
+  if (!GONE.has(await rt.offsets.groupState(group))) return;
+  if ((await rt.history.loadAll()).items.some((item) => item.group === group)) return;
+  throw new NotFoundError(
+    `group_id: no consumer group ${group} in Kafka and none in Tally's offset history; check the name (GET /v3/kafka/{cluster}/consumer lists the groups Tally knows)`,
+    { field: 'group_id' },
+  );
+}
+
+/**
+ * Throws GroupNotEmptyError unless the group has no members. A group Kafka no longer holds
+ * (Dead: deleted, as a LOST group is) has none, and committing its offsets creates it again.
+ */
 export async function requireEmpty(
   rt: Pick<ReconcileRuntime, 'offsets'>,
   group: string,
 ): Promise<void> {
   const state = await rt.offsets.groupState(group);
-  if (state !== 'Empty') {
+  if (state !== 'Empty' && !GONE.has(state)) {
     throw new GroupNotEmptyError(
       `group_id: group ${group} is ${state}; offsets can be restored only while it is Empty (stop its consumers first)`,
       { field: 'group_id' },

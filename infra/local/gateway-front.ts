@@ -15,6 +15,7 @@ import {
   refusalOf,
   refusalOfResult,
 } from './gateway-limits.js';
+import { type RouteKey, routeRefusal } from './gateway-routes.js';
 
 export interface GatewayFrontOptions {
   /** The HTTP API behind it (serverless-offline), `http://127.0.0.1:<port>`. */
@@ -24,6 +25,11 @@ export interface GatewayFrontOptions {
   readonly port?: number;
   /** Integration timeout; GATEWAY_TIMEOUT_MS unless a test wants a short one. */
   readonly timeoutMs?: number;
+  /**
+   * The routes the API has (readHttpRoutes()): another path answers 404, another method 405,
+   * without calling the API behind. Undefined: every request is passed on.
+   */
+  readonly routes?: readonly RouteKey[];
 }
 
 export interface GatewayFront {
@@ -55,6 +61,7 @@ function send(response: ServerResponse, answer: GatewayAnswer): void {
   response.writeHead(answer.status, {
     'content-type': 'application/json',
     'x-local-gateway-limit': answer.limit,
+    ...answer.headers,
   });
   response.end(answer.body);
 }
@@ -72,8 +79,10 @@ function forward(
       {
         method: request.method,
         headers: {
+          // The caller's Host is kept: the functions build their `self` links from it, as
+          // from API Gateway's domainName in AWS.
           ...withoutFraming(request.headers),
-          host: upstream.host,
+          host: request.headers.host ?? upstream.host,
           'content-length': body.length,
         },
         signal,
@@ -98,11 +107,15 @@ function forward(
 
 async function handle(
   upstream: URL,
-  timeoutMs: number,
+  options: GatewayFrontOptions & { readonly timeoutMs: number },
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
+  const { timeoutMs } = options;
   const body = await readBody(request);
+  const noRoute =
+    options.routes && routeRefusal(options.routes, request.method ?? 'GET', request.url ?? '/');
+  if (noRoute) return send(response, noRoute);
   if (body === 'too large') return send(response, gatewayAnswers.payloadTooLarge);
   const refused = refusalOf({
     method: request.method ?? 'GET',
@@ -143,7 +156,7 @@ export async function startGatewayFront(options: GatewayFrontOptions): Promise<G
   const upstream = new URL(options.upstream);
   const timeoutMs = options.timeoutMs ?? GATEWAY_TIMEOUT_MS;
   const server = createServer((request, response) => {
-    handle(upstream, timeoutMs, request, response).catch(() => {
+    handle(upstream, { ...options, timeoutMs }, request, response).catch(() => {
       send(response, gatewayAnswers.integrationFailed);
     });
   });

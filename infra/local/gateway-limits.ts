@@ -20,22 +20,45 @@ export type GatewayLimit =
   | 'lambda-request-payload'
   | 'lambda-response-payload'
   | 'integration-timeout'
-  | 'integration-failure';
+  | 'integration-failure'
+  | 'route-not-found'
+  | 'method-not-allowed';
 
 export interface GatewayAnswer {
   readonly status: number;
   readonly body: string;
   readonly limit: GatewayLimit;
+  /** More response headers (405's `Allow`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 function answer(status: number, message: string, limit: GatewayLimit): GatewayAnswer {
   return { status, body: JSON.stringify({ message }), limit };
 }
 
+/**
+ * A refusal of the request itself, in Tally's error shape: AWS's words first (API Gateway answers
+ * `{"message":"Request Entity Too Large"}` alone), then the limit and what to do.
+ */
+function tooLarge(message: string, limit: GatewayLimit): GatewayAnswer {
+  const body = {
+    error_code: 413,
+    message: `Request Entity Too Large: ${message}`,
+    retriable: false,
+  };
+  return { status: 413, body: JSON.stringify(body), limit };
+}
+
 /** HTTP API's own answers: a JSON `message`, as its default gateway responses have. */
 export const gatewayAnswers = {
-  payloadTooLarge: answer(413, 'Request Entity Too Large', 'http-api-payload'),
-  eventTooLarge: answer(413, 'Request Entity Too Large', 'lambda-request-payload'),
+  payloadTooLarge: tooLarge(
+    "the body is over API Gateway HTTP API's 10 MB payload limit (10,485,760 bytes); send the records in several smaller requests",
+    'http-api-payload',
+  ),
+  eventTooLarge: tooLarge(
+    "the request is over Lambda's 6 MB invoke payload limit (6,291,456 bytes for the event: body, headers and request context); send the records in several smaller requests",
+    'lambda-request-payload',
+  ),
   // A failed Lambda integration (here: Function.ResponseSizeTooLarge) is a 500 on HTTP APIs.
   resultTooLarge: answer(500, 'Internal Server Error', 'lambda-response-payload'),
   timedOut: answer(503, 'Service Unavailable', 'integration-timeout'),

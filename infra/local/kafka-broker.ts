@@ -41,6 +41,20 @@ export function javaCommand(): string {
   return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 }
 
+/** A `spawn java ENOENT` says what to do: install Java 17, or use a cluster of one's own. */
+async function withJavaHint<T>(started: Promise<T>): Promise<T> {
+  try {
+    return await started;
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    if (cause?.code !== 'ENOENT') throw error;
+    throw new Error(
+      `no java at ${javaCommand()} (JAVA_HOME or PATH): the local Kafka broker needs Java 17. Install it (on Debian: apt-get install openjdk-17-jre-headless) and put java on PATH or set JAVA_HOME, or point KAFKA_BROKERS at a running Kafka cluster`,
+      { cause: error },
+    );
+  }
+}
+
 function render(template: string, values: Record<string, string>): string {
   return template.replace(/\$\{([A-Z_]+)\}/g, (placeholder, name: string) => {
     const value = values[name];
@@ -96,21 +110,23 @@ export async function startKafkaBroker(
   const logFile = join(workDir, 'kafka.log');
 
   const formatStarted = Date.now();
-  const format = await ManagedProcess.start({
-    name: 'kafka storage format',
-    command: javaCommand(),
-    args: [
-      ...jvm,
-      'kafka.tools.StorageTool',
-      'format',
-      '-t',
-      clusterId,
-      '-c',
-      propertiesFile,
-      ...users.flatMap((user) => ['--add-scram', scramEntry(user)]),
-    ],
-    logFile,
-  });
+  const format = await withJavaHint(
+    ManagedProcess.start({
+      name: 'kafka storage format',
+      command: javaCommand(),
+      args: [
+        ...jvm,
+        'kafka.tools.StorageTool',
+        'format',
+        '-t',
+        clusterId,
+        '-c',
+        propertiesFile,
+        ...users.flatMap((user) => ['--add-scram', scramEntry(user)]),
+      ],
+      logFile,
+    }),
+  );
   const formatExit = await format.exited;
   if (formatExit !== 0) {
     throw new Error(

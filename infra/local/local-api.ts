@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startGatewayFront } from './gateway-front.js';
+import { readHttpRoutes } from './gateway-routes.js';
 import { tail } from './kafka-broker.js';
 import { ManagedProcess } from './managed-process.js';
 import { freeLoopbackPort } from './ports.js';
@@ -77,6 +78,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   await waitForRouter(api, offline, options.timeoutMs ?? 90_000);
   const front = await startGatewayFront({
     upstream: offline,
+    routes: readHttpRoutes(),
     ...(options.gatewayTimeoutMs !== undefined && { timeoutMs: options.gatewayTimeoutMs }),
   }).catch(async (error: unknown) => {
     await api.stop();

@@ -91,10 +91,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const closers: Array<() => Promise<void>> = [];
   const stop = async () => {
     stopping = true;
-    for (const close of closers.splice(0)) await close().catch(() => {});
-    await Promise.all(processes.map((managed) => managed.stop()));
-    process.removeListener('exit', killAll);
-    rmSync(workDir, { recursive: true, force: true });
+    try {
+      for (const close of closers.splice(0)) await close().catch(() => {});
+      await Promise.all(processes.map((managed) => managed.stop()));
+    } finally {
+      process.removeListener('exit', killAll);
+      rmSync(workDir, { recursive: true, force: true });
+    }
   };
 
   try {

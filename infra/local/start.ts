@@ -32,8 +32,15 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   process.exit(exitCode);
 }
 
-process.once('SIGINT', () => void shutdown('SIGINT', 0));
-process.once('SIGTERM', () => void shutdown('SIGTERM', 0));
+// `on`, not `once`: `npm start` forwards the signal a process-group kill already delivered, so
+// a second one arrives while the first is stopping the stack. With no listener left, Node would
+// die at once and leave the stack's tally-stack-* folder behind; here a repeat is ignored.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) log(`${signal} again: still stopping`);
+    void shutdown(signal, 0);
+  });
+}
 stack.unexpectedExit.catch((error: unknown) => {
   log(error instanceof Error ? error.message : String(error));
   void shutdown('a service of the stack exited', 1);

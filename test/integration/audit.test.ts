@@ -265,6 +265,21 @@ describe('audit', () => {
     expect(next.streams.find((s) => s.stream === topic)).toMatchObject({ inLog: 3, lost: [] });
   });
 
+  it('answers 404 at once for a topic that does not exist (retrying cannot help)', async () => {
+    const { handler } = await import('../../functions/audit/http-handler.js');
+    const started = Date.now();
+    const response = (await handler(
+      httpEvent({
+        pathParameters: { cluster_id: inject('kafkaClusterId') },
+        body: JSON.stringify({ topic: uniqueName('no-such-topic') }),
+      }),
+      lambdaContext(),
+    )) as { statusCode: number; body: string };
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(response.statusCode, response.body).toBe(404);
+    expect(JSON.parse(response.body)).toMatchObject({ error_code: 404, retriable: false });
+  });
+
   it('lets only one of several audits of a topic at once save its checkpoint; the rest answer 409', async () => {
     const topic = await createTopic(admin, 1);
     await publish(topic, ['a', 'b', 'c']);

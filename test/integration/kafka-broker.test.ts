@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Admin, type Consumer, type KafkaMessage, Partitioners, type Producer } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { startKafkaBroker } from '../../infra/local/kafka-broker.js';
 import { testKafka } from '../helpers/kafka.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
@@ -105,6 +109,19 @@ describe('local Kafka broker', () => {
     for (const [partition, high] of endOffsets) {
       // Partitions that got no records have no commit (-1); the others are committed to the end.
       expect(committedByPartition.get(partition)).toBe(high === 0 ? -1 : high);
+    }
+  });
+
+  it('says to install Java 17 or point KAFKA_BROKERS at a cluster when there is no java', async () => {
+    const workDir = mkdtempSync(join(tmpdir(), 'tally-no-java-'));
+    vi.stubEnv('JAVA_HOME', join(workDir, 'no-such-jdk'));
+    try {
+      const started = startKafkaBroker(workDir);
+      await expect(started).rejects.toThrow(/needs Java 17/);
+      await expect(started).rejects.toThrow(/KAFKA_BROKERS/);
+    } finally {
+      vi.unstubAllEnvs();
+      rmSync(workDir, { recursive: true, force: true });
     }
   });
 });

@@ -20,7 +20,15 @@ import { LOCAL_TABLE_PREFIX } from '../../infra/local/stack.js';
 // no route of Tally's answers 6 MB on demand.
 const GATEWAY_MS = 5_000;
 const TOKEN = 'tally-local-limits-token';
-const TOO_LARGE = '{"message":"Request Entity Too Large"}';
+/** The local 413: AWS's words, then the limit and what to do (gateway-limits.ts). */
+const tooLarge = async (response: Response, limit: RegExp) => {
+  expect(response.status).toBe(413);
+  const body = (await response.json()) as { error_code: number; message: string };
+  expect(body.error_code).toBe(413);
+  expect(body.message).toMatch(/^Request Entity Too Large: /);
+  expect(body.message).toMatch(limit);
+  expect(body.message).toContain('several smaller requests');
+};
 
 describe('the local HTTP API enforces API Gateway and Lambda limits', { timeout: 120_000 }, () => {
   const workDir = mkdtempSync(join(tmpdir(), 'tally-limits-'));
@@ -73,16 +81,37 @@ describe('the local HTTP API enforces API Gateway and Lambda limits', { timeout:
 
   it('refuses a body over 10 MiB with 413 Request Entity Too Large', async () => {
     const response = await post(jsonOf(HTTP_API_PAYLOAD_LIMIT_BYTES + 1));
-    expect(response.status).toBe(413);
-    expect(await response.text()).toBe(TOO_LARGE);
+    await tooLarge(response, /API Gateway HTTP API's 10 MB payload limit \(10,485,760 bytes\)/);
     expect(response.headers.get('x-local-gateway-limit')).toBe('http-api-payload');
+  });
+
+  it("answers an unknown route 404 and a method a route does not take 405 with Allow, in Tally's error shape", async () => {
+    const missing = await fetch(url('/v3/no-such-route'));
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error_code: 404, retriable: false });
+    const wrong = await fetch(url('/v3/clusters/any/audits'), { method: 'DELETE' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(await wrong.json()).toMatchObject({ error_code: 405, retriable: false });
+  });
+
+  it("builds GET /v3/clusters' self links from the host the caller reached", async () => {
+    const response = await fetch(url('/v3/clusters'), {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(response.status).toBe(200);
+    const list = (await response.json()) as {
+      metadata: { self: string };
+      data: Array<{ metadata: { self: string } }>;
+    };
+    expect(list.metadata.self).toBe(url('/v3/clusters'));
+    expect(list.data[0]?.metadata.self).toBe(url(`/v3/clusters/${inject('kafkaClusterId')}`));
   });
 
   it('refuses a request whose Lambda event is just over 6 MiB, passes one just under', async () => {
     // A body of exactly 6 MiB: its event (body plus headers and context) is over by ~1 KB.
     const over = await post(jsonOf(LAMBDA_REQUEST_LIMIT_BYTES));
-    expect(over.status).toBe(413);
-    expect(await over.text()).toBe(TOO_LARGE);
+    await tooLarge(over, /Lambda's 6 MB invoke payload limit \(6,291,456 bytes/);
     expect(over.headers.get('x-local-gateway-limit')).toBe('lambda-request-payload');
     // 4 KiB less: the function gets it, and answers for itself (no token: Tally's own 401).
     const under = await post(jsonOf(LAMBDA_REQUEST_LIMIT_BYTES - 4096));

@@ -1,6 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { waitForDynamoDb, waitForKafka } from '../../infra/local/readiness.js';
 import { descendants, isAlive, spawnTs, waitFor, watchLines } from '../helpers/processes.js';
 
@@ -15,8 +18,8 @@ function ownServicesEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-async function startLauncher() {
-  const child = spawnTs(START, ownServicesEnv());
+async function startLauncher(env: NodeJS.ProcessEnv = ownServicesEnv()) {
+  const child = spawnTs(START, env);
   const stdout = watchLines(child);
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -88,10 +91,18 @@ function exitOf(child: ChildProcess): Promise<[number | null, NodeJS.Signals | n
 // on a busy 2-core machine that alone can take a minute.
 describe('local stack lifecycle', { timeout: 240_000 }, () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    it(`prints one ready line and, on ${signal}, stops Kafka and DynamoDB and exits 0`, async () => {
-      const { child, stdout, services } = await startLauncher();
+    it(`prints one ready line and, on ${signal} (sent twice, as npm forwards it), stops Kafka and DynamoDB, removes its folder and exits 0`, async () => {
+      // A temp dir of its own: the stack's tally-stack-* folder must be gone after the exit.
+      const tmp = mkdtempSync(join(tmpdir(), 'tally-lifecycle-'));
+      onTestFinished(() => rmSync(tmp, { recursive: true, force: true }));
+      const { child, stdout, services } = await startLauncher({ ...ownServicesEnv(), TMPDIR: tmp });
+      expect(readdirSync(tmp).filter((name) => name.startsWith('tally-stack-'))).toHaveLength(1);
+      // A kill of `npm start`'s process group reaches the launcher, and npm forwards it again.
+      child.kill(signal);
+      await new Promise((resolve) => setTimeout(resolve, 100));
       child.kill(signal);
       expect(await exitOf(child)).toEqual([0, null]);
+      expect(readdirSync(tmp).filter((name) => name.startsWith('tally-stack-'))).toEqual([]);
       expect(stdout.lines.filter((line) => line.startsWith('tally ready'))).toHaveLength(1);
       // The launcher waits for Kafka and DynamoDB before it exits; helpers of theirs (watchdogs,
       // serverless-offline's esbuild service) notice soon after.

@@ -276,7 +276,21 @@ describe('POST /v3/clusters/{cluster_id}/topics/{topic_name}/records', () => {
 
   it('lists the cluster and answers 404 for another', async () => {
     const list = await api.clusters(httpEvent({}));
-    expect(JSON.parse(list.body).data[0].cluster_id).toBe(inject('kafkaClusterId'));
+    const [cluster] = JSON.parse(list.body).data;
+    expect(cluster.cluster_id).toBe(inject('kafkaClusterId'));
+    // What Confluent's v3 document requires of a cluster: a `related` link for each of these.
+    for (const link of [
+      'acls',
+      'brokers',
+      'broker_configs',
+      'consumer_groups',
+      'topics',
+      'partition_reassignments',
+    ]) {
+      expect(cluster[link], link).toEqual({
+        related: expect.stringMatching(new RegExp(`^${cluster.metadata.self}/`)),
+      });
+    }
     const other = await api.clusters(httpEvent({ pathParameters: { cluster_id: 'other' } }));
     expect(other.statusCode).toBe(404);
   });

@@ -214,6 +214,42 @@ describe('REST Proxy v3 batch produce: a batch that cannot be produced as a whol
     expect(JSON.parse(response.body)).toMatchObject({ error_code: 42208, field });
     expect(await totalRecords(ctx.admin, topic)).toBe(0);
   });
+
+  // ProduceBatchRequest requires `entries`: REST Proxy reads a body without it as an empty batch.
+  it('a body without entries → 422, 42208 "Empty batch.", nothing written', async () => {
+    const topic = await createTopic(ctx.admin, 1);
+    const response = await ctx.api.batch(produceEvent(topic, {}));
+    expect(response.statusCode, response.body).toBe(422);
+    expect(JSON.parse(response.body)).toMatchObject({ error_code: 42208, field: 'entries' });
+    expect(JSON.parse(response.body).message).toContain('Empty batch.');
+  });
+
+  // A field the batch request does not have is a body REST Proxy cannot map: 422, not 400.
+  it('an unknown top-level field → 422 naming it, nothing written', async () => {
+    const topic = await createTopic(ctx.admin, 1);
+    const response = await ctx.api.batch(
+      produceEvent(topic, { entries: [entry('a')], records: [] }),
+    );
+    expect(response.statusCode, response.body).toBe(422);
+    expect(JSON.parse(response.body)).toMatchObject({ error_code: 422, field: 'records' });
+    expect(await totalRecords(ctx.admin, topic)).toBe(0);
+  });
+
+  // A header value is padded base64 in REST Proxy's request: without its padding, the entry's 400.
+  it('a header value that is not padded base64 → 400 in its entry; the others are written', async () => {
+    const topic = await createTopic(ctx.admin, 1);
+    const response = await ctx.api.batch(
+      produceEvent(topic, {
+        entries: [entry('ok'), { ...entry('unpadded'), headers: [{ name: 'h', value: 'AA' }] }],
+      }),
+    );
+    expect(response.statusCode, response.body).toBe(207);
+    const body = JSON.parse(response.body);
+    expect(body.successes.map((e: { id: string }) => e.id)).toEqual(['ok']);
+    expect(body.failures).toEqual([expect.objectContaining({ id: 'unpadded', error_code: 400 })]);
+    expect(body.failures[0].message).toContain('entries[1].headers[0].value');
+    expect(await totalRecords(ctx.admin, topic)).toBe(1);
+  });
 });
 
 // ProduceControllerImpl.java: each header becomes new RecordHeader(name, value.orElse(null)).

@@ -71,6 +71,54 @@ describe('reconcile: Burrow scenarios on the real broker', () => {
     await admin.disconnect();
   });
 
+  it('answers 404 to a restore or acknowledge of a group neither Kafka nor the history knows', async () => {
+    const cluster = inject('kafkaClusterId');
+    const group = uniqueName('g-never');
+    const call = async (
+      route: typeof restore | typeof acknowledge,
+      body?: string,
+    ): Promise<{ statusCode: number; body: string }> =>
+      (await route(
+        httpEvent({
+          pathParameters: { cluster_id: cluster, group_id: group },
+          ...(body !== undefined && { body }),
+        }),
+        lambdaContext(),
+      )) as { statusCode: number; body: string };
+    for (const answer of [
+      await call(restore),
+      await call(restore, '{"execute": true}'),
+      await call(acknowledge),
+    ]) {
+      expect(answer.statusCode, answer.body).toBe(404);
+      expect(JSON.parse(answer.body)).toMatchObject({ error_code: 404, retriable: false });
+      expect(answer.body).toContain(group);
+    }
+  });
+
+  it('executes a restore of a group Kafka deleted (Dead: no members), committing its last good offset', async () => {
+    const topic = await createTopic(admin, 1);
+    const group = uniqueName('g-dead');
+    await produce(topic, 8);
+    await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '5' }] });
+    await reconcile();
+    await admin.deleteGroups([group]);
+    expect(partitionOf(await reconcile(), group)).toMatchObject({ status: 'LOST' });
+    const executed = (await restore(
+      httpEvent({
+        pathParameters: { cluster_id: inject('kafkaClusterId'), group_id: group },
+        body: '{"execute": true}',
+      }),
+      lambdaContext(),
+    )) as { statusCode: number; body: string };
+    expect(executed.statusCode, executed.body).toBe(200);
+    expect(JSON.parse(executed.body).executed.partitions).toEqual([
+      { topic, partition: 0, before: null, after: 5 },
+    ]);
+    const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    expect(committed?.partitions[0]?.offset).toBe('5');
+  });
+
   it('a consumer committing every second while falling behind is WARN in every run', async () => {
     const topic = await createTopic(admin, 1);
     const group = uniqueName('g-behind');

@@ -334,7 +334,14 @@ describe('reconcile', () => {
       lambdaContext(),
     )) as { statusCode: number; body: string };
     expect(now.statusCode).toBe(200);
-    expect(JSON.parse(now.body).groups.map((g: GroupReport) => g.group)).toContain(group);
+    const answer = JSON.parse(now.body);
+    expect(answer.groups.map((g: GroupReport) => g.group)).toContain(group);
+    // What a person reads first: what the run found and what it repaired, in words.
+    expect(answer.found).toMatch(
+      /^\d+ consumer groups? over \d+ partitions?: \d+ OK, \d+ WARN, \d+ ERR/,
+    );
+    expect(answer.repaired).toMatch(/(mappings: \d+ written|nothing needed repair)/);
+    expect(answer.repaired).toContain('/restore');
   });
 
   it('judges a group without commits STOP, a live consumer not moving STALL, and one falling behind WARN', async () => {

@@ -91,6 +91,20 @@ describe('seq fates and deadlines with a faulty DynamoDB', () => {
     expect(await fates()).toEqual(['ACKED', 'ACKED', 'ACKED', 'VOID', 'ACKED']);
   });
 
+  it('says a stream nothing was published to has allocated nothing (not "1..0")', async () => {
+    const unknown = uniqueName('no-such-stream');
+    const response = await api.lookup(
+      httpEvent({
+        pathParameters: { cluster_id: clusterId() },
+        query: { stream: unknown, seq: '1' },
+      }),
+    );
+    expect(response.statusCode).toBe(404);
+    const { message } = JSON.parse(response.body) as { message: string };
+    expect(message).toContain(`stream ${unknown} has allocated no seqs`);
+    expect(message).not.toMatch(/1\.\.0/);
+  });
+
   it('has the audit void a hole past its horizon, and the lookup tell it from a seq never allocated', async () => {
     // An allocation applied whose request died before its first ledger write: seqs 6 and 7.
     const direct = new DynamoDBClient({

@@ -3,7 +3,7 @@ import type { Kafka } from 'kafkajs';
 import type { ScannedRecord, ScanRequest, ScanResult } from '../../core/audit/ports.js';
 import { DependencyUnavailableError, NotFoundError, TallyError } from '../../core/shared/errors.js';
 import { kafkaFailure } from './client.js';
-import { lazyAdmin } from './lazy-admin.js';
+import { isStaleTopicError, lazyAdmin } from './lazy-admin.js';
 
 /**
  * The `tally.*` headers as text (the first value of a repeated header); others are skipped.
@@ -39,7 +39,7 @@ export function createHeaderReader() {
 /** A topic that does not exist is the caller's 404; anything else, Kafka not answering. */
 function offsetsUnavailable(topic: string, error: unknown): Error {
   const type = (error as { type?: string } | null)?.type;
-  if (type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'INVALID_TOPIC_EXCEPTION') {
+  if (isStaleTopicError(error) || type === 'INVALID_TOPIC_EXCEPTION') {
     return new NotFoundError(`topic: ${topic} does not exist in this cluster`, {
       field: 'topic',
       cause: error,
@@ -57,12 +57,26 @@ function offsetsUnavailable(topic: string, error: unknown): Error {
  */
 export function createLogScanner(kafka: Kafka) {
   const admin = lazyAdmin(kafka);
+  /**
+   * kafkajs retries fetchTopicOffsets of a missing topic for ~10 s and then names no topic error;
+   * its metadata call answers at once. A missing topic is the caller's 404, so it is asked first
+   * (and the client, which now holds the name as a metadata target, is replaced).
+   */
+  const requireTopic = async (topic: string) => {
+    try {
+      await (await admin()).fetchTopicMetadata({ topics: [topic] });
+    } catch (error) {
+      if (isStaleTopicError(error)) admin.reset();
+      throw offsetsUnavailable(topic, error);
+    }
+  };
   return {
     async scan(
       topic: string,
       request: ScanRequest,
       onRecord: (record: ScannedRecord) => void,
     ): Promise<ScanResult> {
+      await requireTopic(topic);
       const offsets = await (await admin()).fetchTopicOffsets(topic).catch((error: unknown) => {
         throw offsetsUnavailable(topic, error);
       });

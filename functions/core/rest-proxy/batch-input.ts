@@ -27,14 +27,30 @@ export function refuseBatch(field: string, message: string): never {
   });
 }
 
+/**
+ * A body REST Proxy cannot map to its batch request (Jackson's mapping errors: not an object, an
+ * unknown field, entries not a list): 422 with error_code 422, nothing produced.
+ */
+function unmappable(field: string, message: string): never {
+  throw new UnprocessableInputError(`${field}: ${message}`, { field });
+}
+
+const BATCH_FIELDS = new Set(['entries']);
+
 export function parseBatch(body: unknown, maxEntries: number, schemas = false): BatchEntries {
   if (body === null) refuseBatch('body', 'the request body is empty; {entries: [...]} is required');
-  if (!isPlainObject(body))
-    throw new InvalidInputError('body: must be an object {entries: [...]}', { field: 'body' });
-  rejectUnknownFields(body, new Set(['entries']), '');
+  if (!isPlainObject(body)) unmappable('body', 'must be an object {entries: [...]}');
+  try {
+    rejectUnknownFields(body, BATCH_FIELDS, '');
+  } catch (error) {
+    if (!(error instanceof InvalidInputError) || error.field === undefined) throw error;
+    unmappable(error.field, `unknown field; a batch is {entries: [{id, ...record}]}`);
+  }
   const { entries } = body;
-  if (!Array.isArray(entries))
-    throw new InvalidInputError('entries: must be a list', { field: 'entries' });
+  // REST Proxy reads a missing entries list as an empty one: 42208 "Empty batch."
+  if (entries === undefined || entries === null)
+    refuseBatch('entries', 'Empty batch. A batch is {entries: [{id, ...record}]}');
+  if (!Array.isArray(entries)) unmappable('entries', 'must be a list of {id, ...record}');
   if (entries.length === 0) refuseBatch('entries', 'must be a non-empty list (empty batch)');
   if (entries.length > maxEntries) {
     refuseBatch('entries', `has ${entries.length} entries; at most ${maxEntries} are accepted`);
@@ -42,9 +58,7 @@ export function parseBatch(body: unknown, maxEntries: number, schemas = false): 
   const ids: string[] = [];
   const seen = new Set<string>();
   const records = entries.map((entry: unknown, i) => {
-    if (!isPlainObject(entry)) {
-      throw new InvalidInputError(`entries[${i}]: must be an object`, { field: `entries[${i}]` });
-    }
+    if (!isPlainObject(entry)) unmappable(`entries[${i}]`, 'must be an object {id, ...record}');
     const { id } = entry;
     if (typeof id !== 'string' || !ENTRY_ID.test(id)) {
       refuseBatch(`entries[${i}].id`, 'must be a string of 1-80 characters from [0-9a-zA-Z_-]');

@@ -83,6 +83,7 @@ function fakeKafka(script: Script) {
     admin: () => ({
       connect: async () => {},
       disconnect: async () => {},
+      fetchTopicMetadata: async () => ({ topics: [] }),
       fetchTopicOffsets: async () => [{ partition: 0, low: '0', high: '4', offset: '4' }],
       deleteGroups: async (ids: string[]) => {
         deletedGroups.push(...ids);

@@ -80,14 +80,28 @@ describe('parseBatch', () => {
     refused(null, 'body');
   });
 
-  it('rejects a missing or non-list entries field with 400 (a body REST Proxy cannot map)', () => {
-    for (const body of [{}, { entries: { id: 'a' } }]) {
-      const error = thrownBy(() => parseBatch(body, 10));
-      expect(error).toBeInstanceOf(InvalidInputError);
-      expect((error as InvalidInputError).field).toBe('entries');
+  it('rejects a body without entries as REST Proxy does: 422, 42208 "Empty batch."', () => {
+    for (const body of [{}, { entries: null }]) {
+      const error = refused(body, 'entries');
+      expect(error.message).toBe('entries: Empty batch. A batch is {entries: [{id, ...record}]}');
     }
   });
 
+  /** A body REST Proxy cannot map to its batch request: 422 with error_code 422. */
+  function unmappable(body: unknown, field: string): UnprocessableInputError {
+    const error = thrownBy(() => parseBatch(body, 10));
+    expect(error).toBeInstanceOf(UnprocessableInputError);
+    const refusal = error as UnprocessableInputError;
+    expect(refusal.status).toBe(422);
+    expect(refusal.errorCode).toBe(422);
+    expect(refusal.field).toBe(field);
+    expect(refusal.message.startsWith(`${field}: `)).toBe(true);
+    return refusal;
+  }
+
+  it('rejects a non-list entries field with 422 (a body REST Proxy cannot map)', () => {
+    unmappable({ entries: { id: 'a' } }, 'entries');
+  });
   it('accepts exactly maxEntries and rejects one more', () => {
     const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `e${i}` }));
     expect(parseBatch({ entries: entries(3) }, 3).ids).toHaveLength(3);
@@ -96,22 +110,17 @@ describe('parseBatch', () => {
     expect(error.message).toContain('3');
   });
 
-  it('rejects an entry that is not an object with 400', () => {
-    const error = thrownBy(() => parseBatch({ entries: [{ id: 'a' }, 'b'] }, 10));
-    expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as InvalidInputError).field).toBe('entries[1]');
+  it('rejects an entry that is not an object with 422', () => {
+    unmappable({ entries: [{ id: 'a' }, 'b'] }, 'entries[1]');
   });
 
-  it('rejects a body that is not an object with 400', () => {
-    const error = thrownBy(() => parseBatch([{ id: 'a' }], 10));
-    expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as InvalidInputError).field).toBe('body');
+  it('rejects a body that is not an object with 422', () => {
+    unmappable([{ id: 'a' }], 'body');
   });
 
-  it('rejects unknown top-level fields, naming them', () => {
-    const error = thrownBy(() => parseBatch({ entries: [{ id: 'a' }], records: [] }, 10));
-    expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as InvalidInputError).field).toBe('records');
+  it('rejects unknown top-level fields with 422, naming them and the one allowed', () => {
+    const error = unmappable({ entries: [{ id: 'a' }], records: [] }, 'records');
+    expect(error.message).toContain('entries');
   });
 
   it("makes a bad record that entry's InvalidInputError while the others parse", () => {
@@ -122,13 +131,14 @@ describe('parseBatch', () => {
           { id: 'b', value: { type: 'BINARY', data: '!!' } },
           { id: 'c', value: { type: 'JSON' } },
           { id: 'd', bogus: true },
+          { id: 'h', ...value('x'), headers: [{ name: 'h', value: 'AA' }] },
           { id: 'e', ...value('also ok') },
         ],
       },
       10,
     );
-    expect(batch.ids).toEqual(['a', 'b', 'c', 'd', 'e']);
-    const [a, b, c, d, e] = batch.records;
+    expect(batch.ids).toEqual(['a', 'b', 'c', 'd', 'h', 'e']);
+    const [a, b, c, d, h, e] = batch.records;
     expect(a).not.toBeInstanceOf(InvalidInputError);
     expect((a as RecordInput).value?.bytes?.toString()).toBe('ok');
     expect(b).toBeInstanceOf(InvalidInputError);
@@ -138,6 +148,9 @@ describe('parseBatch', () => {
     expect((c as InvalidInputError).message).toContain('entries[2].value.data');
     expect(d).toBeInstanceOf(InvalidInputError);
     expect((d as InvalidInputError).field).toBe('entries[3].bogus');
+    // A header value without its base64 padding: that entry's 400, as REST Proxy answers it.
+    expect(h).toBeInstanceOf(InvalidInputError);
+    expect((h as InvalidInputError).field).toBe('entries[4].headers[0].value');
     expect(e).not.toBeInstanceOf(InvalidInputError);
     expect((e as RecordInput).value?.bytes?.toString()).toBe('also ok');
   });

@@ -187,7 +187,7 @@ describe('parseHeaders', () => {
       [
         { name: 'h1', value: 'AAEC' },
         { name: 'h2', value: '' },
-        { name: 'h1', value: 'AA' },
+        { name: 'h1', value: 'AA==' },
       ],
       'headers',
     );
@@ -213,6 +213,18 @@ describe('parseHeaders', () => {
     );
     expect(error.message).toContain('or null');
   });
+
+  // REST Proxy reads a header value as padded base64 and refuses one without its padding.
+  it.each(['AA', 'AAE', 'AA=', 'A', 'AA==AA', 'A-_='])(
+    'rejects the header value %j: not padded base64',
+    (value) => {
+      const error = invalidField(
+        () => parseHeaders([{ name: 'h', value }], 'headers'),
+        'headers[0].value',
+      );
+      expect(error.message).toContain('padded base64');
+    },
+  );
 
   it('accepts an empty list', () => {
     expect(parseHeaders([], 'headers')).toEqual([]);
@@ -244,7 +256,7 @@ describe('parseHeaders', () => {
       () =>
         parseHeaders(
           [
-            { name: 'a', value: 'AA' },
+            { name: 'a', value: 'AA==' },
             { name: 'b', value: 5 },
           ],
           'headers',

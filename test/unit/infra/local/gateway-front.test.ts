@@ -1,4 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  get,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayFront, startGatewayFront } from '../../../../infra/local/gateway-front.js';
@@ -28,7 +34,9 @@ function upstream(request: IncomingMessage, response: ServerResponse): void {
   request.on('data', (chunk: Buffer) => {
     length += chunk.length;
   });
-  request.on('end', () => answer(JSON.stringify({ length, method: request.method })));
+  request.on('end', () =>
+    answer(JSON.stringify({ length, method: request.method, host: request.headers.host })),
+  );
 }
 
 describe('the local API gateway front', () => {
@@ -52,7 +60,11 @@ describe('the local API gateway front', () => {
     const response = await fetch(`${front.url}/echo?q=1`, { method: 'PUT', body: 'hello' });
     expect(response.status).toBe(201);
     expect(response.headers.get('x-echo')).toBe('yes');
-    expect(await response.json()).toEqual({ length: 5, method: 'PUT' });
+    expect(await response.json()).toEqual({
+      length: 5,
+      method: 'PUT',
+      host: new URL(front.url).host,
+    });
   });
 
   it('answers 503 Service Unavailable at the integration timeout, not before', async () => {
@@ -85,9 +97,59 @@ describe('the local API gateway front', () => {
       body: Buffer.alloc(10 * 1024 * 1024 + 1, 'a'),
     });
     expect(response.status).toBe(413);
-    expect(await response.text()).toBe('{"message":"Request Entity Too Large"}');
+    const refusal = (await response.json()) as { message: string };
+    expect(refusal).toMatchObject({ error_code: 413, retriable: false });
+    // AWS's words, then the limit and what to do.
+    expect(refusal.message).toMatch(/^Request Entity Too Large: .*10 MB .*10,485,760 bytes/);
+    expect(refusal.message).toContain('several smaller requests');
     expect(response.headers.get('x-local-gateway-limit')).toBe('http-api-payload');
     expect(seen).toBe(before);
+  });
+
+  it("keeps the caller's Host, so the functions' self links name the API the caller reached", async () => {
+    // fetch sets Host itself; node:http sends the one given, as a client behind a proxy would.
+    const body = await new Promise<string>((resolve, reject) => {
+      get(`${front.url}/echo`, { headers: { host: 'api.example.test' } }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on('end', () => resolve(text));
+      }).on('error', reject);
+    });
+    expect(JSON.parse(body)).toMatchObject({ host: 'api.example.test' });
+  });
+
+  it("answers a path no route takes with 404 and another method with 405 and Allow, in Tally's error shape", async () => {
+    const { port } = stub.address() as AddressInfo;
+    const routed = await startGatewayFront({
+      upstream: `http://127.0.0.1:${port}`,
+      routes: [
+        'POST /v3/clusters/{cluster_id}/audits',
+        'GET /v3/clusters/{cluster_id}/audits/{id}',
+      ],
+    });
+    try {
+      const before = seen;
+      const missing = await fetch(`${routed.url}/v3/nothing-here`);
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get('content-type')).toBe('application/json');
+      expect(await missing.json()).toMatchObject({
+        error_code: 404,
+        retriable: false,
+        message: expect.stringContaining('GET /openapi.json'),
+      });
+      const wrongMethod = await fetch(`${routed.url}/v3/clusters/c1/audits`, { method: 'DELETE' });
+      expect(wrongMethod.status).toBe(405);
+      expect(wrongMethod.headers.get('allow')).toBe('POST');
+      expect(await wrongMethod.json()).toMatchObject({ error_code: 405, retriable: false });
+      expect(seen).toBe(before);
+      const taken = await fetch(`${routed.url}/v3/clusters/c1/audits/a1`);
+      expect(taken.status).toBe(201);
+      expect(seen).toBe(before + 1);
+    } finally {
+      await routed.close();
+    }
   });
 
   it('answers 500 when the API behind cannot be reached', async () => {

@@ -45,10 +45,12 @@ describe('the local API gateway limits', () => {
     const fits = request(Buffer.alloc(atLimit, 'a'));
     expect(lambdaEventBytes(fits)).toBe(LAMBDA_REQUEST_LIMIT_BYTES);
     expect(refusalOf(fits)).toBeUndefined();
-    expect(refusalOf(request(Buffer.alloc(atLimit + 1, 'a')))).toEqual({
-      status: 413,
-      body: '{"message":"Request Entity Too Large"}',
-      limit: 'lambda-request-payload',
+    const refused = refusalOf(request(Buffer.alloc(atLimit + 1, 'a')));
+    expect(refused).toMatchObject({ status: 413, limit: 'lambda-request-payload' });
+    expect(JSON.parse(refused?.body ?? '{}')).toMatchObject({
+      error_code: 413,
+      message: expect.stringMatching(/^Request Entity Too Large: .*6 MB .*6,291,456 bytes/),
+      retriable: false,
     });
   });
 
