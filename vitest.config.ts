@@ -34,6 +34,8 @@ const FIRST = [
   'test/integration/faults-broker-restart.test.ts',
   'test/integration/fuzz-http.test.ts',
   'test/integration/serverless-package.test.ts',
+  // A stack of its own (npm start's code) running every runnable example of the docs (~70 s).
+  'test/integration/docs-examples.test.ts',
   // Packages the service four times and runs cfn-lint on each (~150 s on a loaded machine).
   'test/integration/deploy-template.test.ts',
   'test/integration/kafka-scram.test.ts',
