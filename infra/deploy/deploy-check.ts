@@ -4,12 +4,13 @@
 // packaged template (template-checks.ts), and prints what a deploy would create. Exits non-zero
 // on a refused configuration, a cfn-lint error or a finding.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { serviceCopy } from './service-copy.js';
 import { checkTemplate, resourcesByType, type Template } from './template-checks.js';
 
 const run = promisify(execFile);
@@ -22,28 +23,6 @@ const { readSettings } = require('../serverless/deploy-config.cjs') as {
     region: string,
   ) => { production: boolean; protectData: boolean; latencySeconds: number };
 };
-
-/**
- * A copy of what packaging reads (serverless.yml, its plugins, resources and state machines, the
- * functions), with the checkout's node_modules: serverless writes its state and template into
- * the service's own .serverless/ whatever --package says, so two packages of one checkout at
- * once (a test beside another, a check beside a deploy) would mix their templates.
- */
-function serviceCopy(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tally-deploy-service-'));
-  for (const path of [
-    'serverless.yml',
-    'package.json',
-    'tsconfig.json',
-    'functions',
-    'infra/serverless',
-    'infra/resources',
-    'infra/state-machines',
-  ])
-    cpSync(join(ROOT, path), join(dir, path), { recursive: true });
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  return dir;
-}
 
 function option(args: readonly string[], name: string, fallback: string): string {
   const at = args.indexOf(`--${name}`);

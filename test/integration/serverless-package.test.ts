@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceCopy } from '../../infra/deploy/service-copy.js';
 import { loadTableDefinitions } from '../../infra/local/table-definitions.js';
 import { readZip } from '../helpers/zip.js';
 
@@ -70,6 +71,7 @@ const ofType = (template: Template, type: string) =>
 describe('serverless package (offline, no AWS credentials)', () => {
   const work = mkdtempSync(join(tmpdir(), 'tally-sls-'));
   const artifacts = join(work, 'package');
+  const service = serviceCopy();
   let template: Template;
 
   beforeAll(async () => {
@@ -83,14 +85,19 @@ describe('serverless package (offline, no AWS credentials)', () => {
         '--package',
         artifacts,
       ],
-      { env: offlineEnv(work), timeout: 110_000, maxBuffer: 16 * 1024 * 1024 },
+      // A copy of the service: packaging the checkout would remove the .esbuild/ a running
+      // stack serves its handlers from (infra/deploy/service-copy.ts).
+      { cwd: service, env: offlineEnv(work), timeout: 110_000, maxBuffer: 16 * 1024 * 1024 },
     );
     template = JSON.parse(
       readFileSync(join(artifacts, 'cloudformation-template-update-stack.json'), 'utf8'),
     );
   }, 120_000);
 
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  afterAll(() => {
+    rmSync(work, { recursive: true, force: true });
+    rmSync(service, { recursive: true, force: true });
+  });
 
   it('declares the HTTP functions on nodejs22.x behind their routes', () => {
     const routes = {
@@ -660,6 +667,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
 // side is asserted on the template above, not packaged again).
 describe('serverless package with TALLY_TRACING=true', () => {
   const work = mkdtempSync(join(tmpdir(), 'tally-sls-tracing-'));
+  const service = serviceCopy();
   let traced: Template;
   const LAYER = '{{resolve:ssm:/aws/service/powertools/typescript/generic/all/2.35.0}}';
   const XRAY = ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'];
@@ -669,6 +677,7 @@ describe('serverless package with TALLY_TRACING=true', () => {
     const cli = 'node_modules/serverless/bin/serverless.js';
     const artifacts = join(work, 'traced');
     await run(process.execPath, [cli, 'package', '--stage', 'test', '--package', artifacts], {
+      cwd: service,
       env,
       timeout: 170_000,
       maxBuffer: 16 * 1024 * 1024,
@@ -676,7 +685,10 @@ describe('serverless package with TALLY_TRACING=true', () => {
     const file = join(artifacts, 'cloudformation-template-update-stack.json');
     traced = JSON.parse(readFileSync(file, 'utf8'));
   }, 180_000);
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  afterAll(() => {
+    rmSync(work, { recursive: true, force: true });
+    rmSync(service, { recursive: true, force: true });
+  });
 
   /** The statements of a role that grant anything of X-Ray. */
   const xrayGrants = (template: Template, roleArn: unknown) => {
