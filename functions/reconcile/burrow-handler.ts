@@ -50,7 +50,11 @@ export const handler = httpHandler('read', async (event) => {
     return answer(notFound(request, 'cluster or consumer not found'));
   }
   const [cluster = '', kind, item, sub] = parts as string[];
+  const statusOf = kind === 'consumer' && item !== undefined && (sub === 'status' || sub === 'lag');
   if (!isCluster(cluster, id, configured)) {
+    // Burrow's evaluator answers a cluster its storage does not have as an unknown group: 404
+    // with the NOTFOUND status object (`error: false`), not an error body.
+    if (statusOf) return answer(consumerStatus(request, cluster, item, undefined, sub === 'lag'));
     return answer(
       notFound(
         request,
@@ -74,7 +78,7 @@ export const handler = httpHandler('read', async (event) => {
     if (item === undefined)
       return answer(consumerList(request, [...(await rt.reports.reportedGroups()).keys()]));
     const report = await latest(item);
-    if (sub === 'status' || sub === 'lag') {
+    if (statusOf) {
       return answer(consumerStatus(request, cluster, item, report, sub === 'lag'));
     }
     if (report === undefined) return answer(notFound(request, 'cluster or consumer not found'));

@@ -162,6 +162,29 @@ describe("Burrow's read API", () => {
         request: request(path),
       });
     }
+    // An unknown cluster's /status and /lag: Burrow's evaluator answers NOTFOUND for a cluster
+    // or group its storage does not have, the same status object with `error: false`.
+    for (const sub of ['status', 'lag']) {
+      const path = `/v3/kafka/nope/consumer/${group}/${sub}`;
+      expect(await get(path), path).toEqual({
+        status: 404,
+        body: {
+          error: false,
+          message: 'consumer status returned',
+          status: {
+            cluster: 'nope',
+            group,
+            status: 'NOTFOUND',
+            complete: 1,
+            partitions: [],
+            partition_count: 0,
+            maxlag: null,
+            totallag: 0,
+          },
+          request: request(path),
+        },
+      });
+    }
     const missingTopic = '/v3/kafka/local-tally/topic/no-such-topic';
     expect((await get(missingTopic)).body.message).toBe('cluster or topic not found');
     const notFound = await get(`${missingGroup}/status`);
