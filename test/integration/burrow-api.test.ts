@@ -122,6 +122,42 @@ describe("Burrow's read API", () => {
     });
   });
 
+  it("answers Burrow's read-only config and log level from Tally's settings", async () => {
+    const main = await get('/v3/config');
+    expect(main.status).toBe(200);
+    expect(main.body).toMatchObject({
+      error: false,
+      message: 'main config returned',
+      logging: { level: expect.stringMatching(/^(debug|info|warn|error|fatal)$/) },
+      zookeeper: { servers: [] },
+    });
+    expect(await get('/v3/config/cluster')).toMatchObject({
+      status: 200,
+      body: { message: 'module list returned', coordinator: 'cluster', modules: ['Local-Tally'] },
+    });
+    expect(await get('/v3/config/cluster/local-tally')).toMatchObject({
+      status: 200,
+      body: { message: 'cluster module detail returned', module: { 'class-name': 'kafka' } },
+    });
+    expect(await get('/v3/config/storage/default')).toMatchObject({
+      status: 200,
+      body: { message: 'storage module detail returned', module: { intervals: 10 } },
+    });
+    expect(await get('/v3/config/consumer/Local-Tally')).toMatchObject({
+      status: 200,
+      body: { module: { cluster: 'Local-Tally', servers: [inject('kafkaBrokers')] } },
+    });
+    expect(await get('/v3/config/notifier')).toMatchObject({ status: 200, body: { modules: [] } });
+    expect(await get('/v3/config/evaluator/nope')).toMatchObject({
+      status: 404,
+      body: { error: true, message: 'evaluator module not found' },
+    });
+    expect(await get('/v3/admin/loglevel')).toMatchObject({
+      status: 200,
+      body: { error: false, message: 'log level returned', level: expect.any(String) },
+    });
+  });
+
   it("answers 404 with Burrow's bodies", async () => {
     const request = (url: string) => ({ url, host: 'localhost' });
     expect(await get('/v3/kafka/nope/consumer')).toEqual({

@@ -120,6 +120,18 @@ describe('serverless package (offline, no AWS credentials)', () => {
         'GET /v3/kafka/{cluster}/topic',
         'GET /v3/kafka/{cluster}/topic/{topic}',
         'GET /v3/kafka/{cluster}/topic/{topic}/consumers',
+        'GET /v3/config',
+        'GET /v3/config/storage',
+        'GET /v3/config/storage/{name}',
+        'GET /v3/config/evaluator',
+        'GET /v3/config/evaluator/{name}',
+        'GET /v3/config/cluster',
+        'GET /v3/config/cluster/{cluster}',
+        'GET /v3/config/consumer',
+        'GET /v3/config/consumer/{name}',
+        'GET /v3/config/notifier',
+        'GET /v3/config/notifier/{name}',
+        'GET /v3/admin/loglevel',
       ],
     };
     const routeKeys = Object.values(template.Resources)
