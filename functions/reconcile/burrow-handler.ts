@@ -36,6 +36,14 @@ const text = (body: string) => ({
   body,
 });
 
+/** Burrow's message for a path under a cluster it does not have (its kafka.go handlers). */
+function unknownCluster(kind?: string, item?: string, sub?: string): string {
+  if (kind === undefined) return 'cluster module not found';
+  if (kind === 'consumer' && item) return 'cluster or consumer not found';
+  if (kind === 'topic' && item && sub === undefined) return 'cluster or topic not found';
+  return 'cluster not found';
+}
+
 export const handler = httpHandler('read', async (event) => {
   const path = event.rawPath.replace(/\/+$/, '');
   if (path === '/burrow/admin') return text('GOOD');
@@ -76,12 +84,7 @@ export const handler = httpHandler('read', async (event) => {
     // Burrow's evaluator answers a cluster its storage does not have as an unknown group: 404
     // with the NOTFOUND status object (`error: false`), not an error body.
     if (statusOf) return answer(consumerStatus(request, cluster, item, undefined, sub === 'lag'));
-    return answer(
-      notFound(
-        request,
-        kind === 'consumer' && item ? 'cluster or consumer not found' : 'cluster not found',
-      ),
-    );
+    return answer(notFound(request, unknownCluster(kind, item, sub)));
   }
   const latest = async (group: string) =>
     (await rt.reports.latestGroupReport(group)) as GroupReport | undefined;

@@ -168,6 +168,9 @@ describe("Burrow's read API", () => {
         request: request('/v3/kafka/nope/consumer'),
       },
     });
+    // Burrow's cluster detail and topic detail name what they did not find.
+    expect((await get('/v3/kafka/nope')).body.message).toBe('cluster module not found');
+    expect((await get('/v3/kafka/nope/topic/t')).body.message).toBe('cluster or topic not found');
     const missingGroup = `/v3/kafka/local-tally/consumer/${uniqueName('nobody')}`;
     expect(await get(missingGroup)).toEqual({
       status: 404,
