@@ -141,7 +141,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     const routeResources = Object.values(template.Resources).filter(
       (resource) => resource.Type === 'AWS::ApiGatewayV2::Route',
     );
-    expect(routeResources.length).toBe(26);
+    expect(routeResources.length).toBe(38);
     for (const route of routeResources) {
       expect(route.Properties, String(route.Properties.RouteKey)).toMatchObject({
         AuthorizationType: 'JWT',
