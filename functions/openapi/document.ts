@@ -528,6 +528,72 @@ export const openApiDocument: OpenApiDocument = {
       ref('BurrowNotFound'),
       [burrowCluster, path('topic')],
     ),
+    '/v3/config': burrowGet(
+      'burrowConfig',
+      "Burrow's main config, from Tally's settings",
+      ref('BurrowConfig'),
+    ),
+    '/v3/config/storage': burrowGet(
+      'burrowConfigStorages',
+      'Storage modules',
+      ref('BurrowModules'),
+    ),
+    '/v3/config/storage/{name}': burrowGet(
+      'burrowConfigStorage',
+      'A storage module',
+      ref('BurrowModule'),
+      ref('BurrowNotFound'),
+      [path('name')],
+    ),
+    '/v3/config/evaluator': burrowGet(
+      'burrowConfigEvaluators',
+      'Evaluator modules',
+      ref('BurrowModules'),
+    ),
+    '/v3/config/evaluator/{name}': burrowGet(
+      'burrowConfigEvaluator',
+      'A evaluator module',
+      ref('BurrowModule'),
+      ref('BurrowNotFound'),
+      [path('name')],
+    ),
+    '/v3/config/cluster': burrowGet(
+      'burrowConfigClusters',
+      'Cluster modules',
+      ref('BurrowModules'),
+    ),
+    '/v3/config/cluster/{cluster}': burrowGet(
+      'burrowConfigCluster',
+      'A cluster module',
+      ref('BurrowCluster'),
+      ref('BurrowNotFound'),
+      [path('cluster')],
+    ),
+    '/v3/config/consumer': burrowGet(
+      'burrowConfigConsumers',
+      'Consumer modules',
+      ref('BurrowModules'),
+    ),
+    '/v3/config/consumer/{name}': burrowGet(
+      'burrowConfigConsumer',
+      'A consumer module',
+      ref('BurrowModule'),
+      ref('BurrowNotFound'),
+      [path('name')],
+    ),
+    '/v3/config/notifier': burrowGet(
+      'burrowConfigNotifiers',
+      'Notifier modules',
+      ref('BurrowModules'),
+    ),
+    '/v3/config/notifier/{name}': burrowGet(
+      'burrowConfigNotifier',
+      'A notifier module',
+      ref('BurrowModule'),
+      ref('BurrowNotFound'),
+      [path('name')],
+    ),
+    '/v3/admin/loglevel': burrowGet('burrowLogLevel', 'The log level', ref('BurrowLogLevel')),
     '/v3/clusters/{cluster_id}/receipts': {
       post: {
         operationId: 'postReceipts',

@@ -472,6 +472,9 @@ const burrow = (fields: Record<string, Schema>, error: Schema = { const: false }
     'request',
     ...Object.keys(fields),
   ]);
+/** A closed object whose every property is required. */
+const all = (properties: Record<string, Schema>): Schema =>
+  closed(properties, Object.keys(properties));
 const burrowOffset = nullable(
   closed({ offset: int, timestamp: int, lag: int }, ['offset', 'timestamp', 'lag']),
 );
@@ -560,6 +563,50 @@ const burrowSchemas: Record<string, Schema> = {
     ),
   }),
   BurrowTopic: burrow({ offsets: list(int) }),
+  BurrowConfig: burrow({
+    general: all({ pidfile: str, 'stdout-logfile': str, 'access-control-allow-origin': str }),
+    logging: all({
+      filename: str,
+      'max-size': int,
+      'max-backups': int,
+      'max-age': int,
+      'use-local-time': bool,
+      'use-compression': bool,
+      level: str,
+    }),
+    zookeeper: all({ servers: list(str), timeout: int, 'root-path': str }),
+    httpserver: {
+      type: 'object',
+      additionalProperties: all({ address: str, tls: str, timeout: int }),
+    },
+  }),
+  BurrowModules: burrow({ coordinator: str, modules: list(str) }),
+  BurrowModule: burrow({
+    module: {
+      anyOf: [
+        all({
+          'class-name': str,
+          intervals: int,
+          'min-distance': int,
+          'group-whitelist': str,
+          'expire-group': int,
+        }),
+        all({ 'class-name': str, 'expire-cache': int }),
+        all({
+          'class-name': str,
+          cluster: str,
+          servers: list(str),
+          'group-whitelist': str,
+          'zookeeper-path': str,
+          'zookeeper-timeout': int,
+          'client-profile': { type: 'object' },
+          'offsets-topic': str,
+          'start-latest': bool,
+        }),
+      ],
+    },
+  }),
+  BurrowLogLevel: burrow({ level: { enum: ['debug', 'info', 'warn', 'error', 'fatal'] } }),
 };
 
 const name = { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,249}$' };

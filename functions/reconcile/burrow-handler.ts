@@ -1,6 +1,7 @@
 // Burrow's read API (its httpserver/kafka.go routes) from the latest reconcile reports, so Burrow
 // dashboards and exporters work against Tally: /burrow/admin, /v3/kafka, /v3/kafka/{cluster},
-// …/consumer, …/consumer/{group}, …/status, …/lag, …/topic, …/topic/{topic}, …/consumers.
+// …/consumer, …/consumer/{group}, …/status, …/lag, …/topic, …/topic/{topic}, …/consumers; and
+// its read-only /v3/config tree and GET /v3/admin/loglevel from Tally's settings.
 import {
   clusterDetail,
   clusterList,
@@ -15,8 +16,10 @@ import {
   topicList,
   topicsOf,
 } from '../core/reconcile/offsets/burrow-answers.js';
+import { configAnswer, logLevel } from '../core/reconcile/offsets/burrow-config.js';
 import type { GroupReport } from '../core/reconcile/ports.js';
 import { httpHandler, json } from '../platform/http.js';
+import { logger } from '../platform/log.js';
 import { reconcileRuntime } from '../reconciling/runtime.js';
 
 function decodeSegment(segment: string): string | undefined {
@@ -33,6 +36,14 @@ const text = (body: string) => ({
   body,
 });
 
+/** Burrow's message for a path under a cluster it does not have (its kafka.go handlers). */
+function unknownCluster(kind?: string, item?: string, sub?: string): string {
+  if (kind === undefined) return 'cluster module not found';
+  if (kind === 'consumer' && item) return 'cluster or consumer not found';
+  if (kind === 'topic' && item && sub === undefined) return 'cluster or topic not found';
+  return 'cluster not found';
+}
+
 export const handler = httpHandler('read', async (event) => {
   const path = event.rawPath.replace(/\/+$/, '');
   if (path === '/burrow/admin') return text('GOOD');
@@ -42,6 +53,24 @@ export const handler = httpHandler('read', async (event) => {
   const configured = rt.config.burrowClusterName;
   const name = clusterName(id, configured);
   const answer = (a: { statusCode: number; body: object }) => json(a.statusCode, a.body);
+  const isThis = (cluster: string) => isCluster(cluster, id, configured);
+  const servers =
+    rt.config.kafka.kind === 'brokers' ? rt.config.kafka.brokers : [rt.config.kafka.clusterArn];
+  if (path === '/v3/admin/loglevel' || path === '/v3/config' || path.startsWith('/v3/config/')) {
+    const settings = {
+      cluster: name,
+      servers,
+      intervals: rt.config.windowSize,
+      expireGroupSeconds: Math.round(rt.config.retentionMs / 1000),
+      logLevel: logger.getLevelName(),
+    };
+    if (path === '/v3/admin/loglevel') return answer(logLevel(request, settings));
+    const segments = path.split('/').slice(3).map(decodeSegment);
+    if (segments.some((s) => s === undefined || s === '')) {
+      return answer(notFound(request, 'invalid request type'));
+    }
+    return answer(configAnswer(request, segments as string[], settings, isThis));
+  }
   // After /v3/kafka. A segment that is empty (`consumer//status`) or not valid percent-encoding
   // names nothing there is: Burrow's 404, never a look-up with an empty or mangled key.
   const parts = path.split('/').slice(3).map(decodeSegment);
@@ -50,13 +79,12 @@ export const handler = httpHandler('read', async (event) => {
     return answer(notFound(request, 'cluster or consumer not found'));
   }
   const [cluster = '', kind, item, sub] = parts as string[];
-  if (!isCluster(cluster, id, configured)) {
-    return answer(
-      notFound(
-        request,
-        kind === 'consumer' && item ? 'cluster or consumer not found' : 'cluster not found',
-      ),
-    );
+  const statusOf = kind === 'consumer' && item !== undefined && (sub === 'status' || sub === 'lag');
+  if (!isThis(cluster)) {
+    // Burrow's evaluator answers a cluster its storage does not have as an unknown group: 404
+    // with the NOTFOUND status object (`error: false`), not an error body.
+    if (statusOf) return answer(consumerStatus(request, cluster, item, undefined, sub === 'lag'));
+    return answer(notFound(request, unknownCluster(kind, item, sub)));
   }
   const latest = async (group: string) =>
     (await rt.reports.latestGroupReport(group)) as GroupReport | undefined;
@@ -66,15 +94,13 @@ export const handler = httpHandler('read', async (event) => {
     return reports.filter((r): r is GroupReport => r !== undefined);
   };
   if (kind === undefined) {
-    const servers =
-      rt.config.kafka.kind === 'brokers' ? rt.config.kafka.brokers : [rt.config.kafka.clusterArn];
     return answer(clusterDetail(request, servers));
   }
   if (kind === 'consumer') {
     if (item === undefined)
       return answer(consumerList(request, [...(await rt.reports.reportedGroups()).keys()]));
     const report = await latest(item);
-    if (sub === 'status' || sub === 'lag') {
+    if (statusOf) {
       return answer(consumerStatus(request, cluster, item, report, sub === 'lag'));
     }
     if (report === undefined) return answer(notFound(request, 'cluster or consumer not found'));

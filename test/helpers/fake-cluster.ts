@@ -72,7 +72,7 @@ export class FakeCluster {
       if (!live && partitions.size === 0) continue;
       groups.push({
         groupId,
-        state: live?.state ?? 'Unknown',
+        state: live?.state ?? 'Dead',
         members: live?.members ?? [],
         partitions: [...partitions.values()],
       });

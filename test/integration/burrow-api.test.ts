@@ -122,6 +122,42 @@ describe("Burrow's read API", () => {
     });
   });
 
+  it("answers Burrow's read-only config and log level from Tally's settings", async () => {
+    const main = await get('/v3/config');
+    expect(main.status).toBe(200);
+    expect(main.body).toMatchObject({
+      error: false,
+      message: 'main config returned',
+      logging: { level: expect.stringMatching(/^(debug|info|warn|error|fatal)$/) },
+      zookeeper: { servers: [] },
+    });
+    expect(await get('/v3/config/cluster')).toMatchObject({
+      status: 200,
+      body: { message: 'module list returned', coordinator: 'cluster', modules: ['Local-Tally'] },
+    });
+    expect(await get('/v3/config/cluster/local-tally')).toMatchObject({
+      status: 200,
+      body: { message: 'cluster module detail returned', module: { 'class-name': 'kafka' } },
+    });
+    expect(await get('/v3/config/storage/default')).toMatchObject({
+      status: 200,
+      body: { message: 'storage module detail returned', module: { intervals: 10 } },
+    });
+    expect(await get('/v3/config/consumer/Local-Tally')).toMatchObject({
+      status: 200,
+      body: { module: { cluster: 'Local-Tally', servers: [inject('kafkaBrokers')] } },
+    });
+    expect(await get('/v3/config/notifier')).toMatchObject({ status: 200, body: { modules: [] } });
+    expect(await get('/v3/config/evaluator/nope')).toMatchObject({
+      status: 404,
+      body: { error: true, message: 'evaluator module not found' },
+    });
+    expect(await get('/v3/admin/loglevel')).toMatchObject({
+      status: 200,
+      body: { error: false, message: 'log level returned', level: expect.any(String) },
+    });
+  });
+
   it("answers 404 with Burrow's bodies", async () => {
     const request = (url: string) => ({ url, host: 'localhost' });
     expect(await get('/v3/kafka/nope/consumer')).toEqual({
@@ -132,6 +168,9 @@ describe("Burrow's read API", () => {
         request: request('/v3/kafka/nope/consumer'),
       },
     });
+    // Burrow's cluster detail and topic detail name what they did not find.
+    expect((await get('/v3/kafka/nope')).body.message).toBe('cluster module not found');
+    expect((await get('/v3/kafka/nope/topic/t')).body.message).toBe('cluster or topic not found');
     const missingGroup = `/v3/kafka/local-tally/consumer/${uniqueName('nobody')}`;
     expect(await get(missingGroup)).toEqual({
       status: 404,
@@ -160,6 +199,29 @@ describe("Burrow's read API", () => {
         error: true,
         message: 'cluster or consumer not found',
         request: request(path),
+      });
+    }
+    // An unknown cluster's /status and /lag: Burrow's evaluator answers NOTFOUND for a cluster
+    // or group its storage does not have, the same status object with `error: false`.
+    for (const sub of ['status', 'lag']) {
+      const path = `/v3/kafka/nope/consumer/${group}/${sub}`;
+      expect(await get(path), path).toEqual({
+        status: 404,
+        body: {
+          error: false,
+          message: 'consumer status returned',
+          status: {
+            cluster: 'nope',
+            group,
+            status: 'NOTFOUND',
+            complete: 1,
+            partitions: [],
+            partition_count: 0,
+            maxlag: null,
+            totallag: 0,
+          },
+          request: request(path),
+        },
       });
     }
     const missingTopic = '/v3/kafka/local-tally/topic/no-such-topic';

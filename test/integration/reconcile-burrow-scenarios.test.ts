@@ -103,7 +103,10 @@ describe('reconcile: Burrow scenarios on the real broker', () => {
     await setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '5' }] });
     await reconcile();
     await admin.deleteGroups([group]);
-    expect(partitionOf(await reconcile(), group)).toMatchObject({ status: 'LOST' });
+    const afterDelete = await reconcile();
+    expect(partitionOf(afterDelete, group)).toMatchObject({ status: 'LOST' });
+    // Its state as Kafka names a group it does not have (DescribeGroups answers Dead).
+    expect(afterDelete.groups.find((g) => g.group === group)?.state).toBe('Dead');
     const executed = (await restore(
       httpEvent({
         pathParameters: { cluster_id: inject('kafkaClusterId'), group_id: group },

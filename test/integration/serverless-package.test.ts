@@ -127,6 +127,18 @@ describe('serverless package (offline, no AWS credentials)', () => {
         'GET /v3/kafka/{cluster}/topic',
         'GET /v3/kafka/{cluster}/topic/{topic}',
         'GET /v3/kafka/{cluster}/topic/{topic}/consumers',
+        'GET /v3/config',
+        'GET /v3/config/storage',
+        'GET /v3/config/storage/{name}',
+        'GET /v3/config/evaluator',
+        'GET /v3/config/evaluator/{name}',
+        'GET /v3/config/cluster',
+        'GET /v3/config/cluster/{cluster}',
+        'GET /v3/config/consumer',
+        'GET /v3/config/consumer/{name}',
+        'GET /v3/config/notifier',
+        'GET /v3/config/notifier/{name}',
+        'GET /v3/admin/loglevel',
       ],
     };
     const routeKeys = Object.values(template.Resources)
@@ -136,7 +148,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     const routeResources = Object.values(template.Resources).filter(
       (resource) => resource.Type === 'AWS::ApiGatewayV2::Route',
     );
-    expect(routeResources.length).toBe(26);
+    expect(routeResources.length).toBe(38);
     for (const route of routeResources) {
       expect(route.Properties, String(route.Properties.RouteKey)).toMatchObject({
         AuthorizationType: 'JWT',

@@ -242,7 +242,8 @@ export function createGroupSource(kafka: Kafka): GroupSource & {
         }
         return {
           groupId,
-          state: description?.state ?? 'Unknown',
+          // Not listed (deleted, or gone empty and expired): Kafka describes it as Dead.
+          state: description?.state ?? 'Dead',
           members: description?.members ?? [],
           partitions: [...partitions.values()],
         };

@@ -24,7 +24,7 @@ export interface PartitionOffsets {
 
 export interface GroupSnapshot {
   readonly groupId: string;
-  /** Kafka's group state (Stable, Empty, PreparingRebalance, Dead…); 'Unknown' when gone. */
+  /** Kafka's group state (Stable, Empty, PreparingRebalance, Dead…); Dead when gone, as Kafka says. */
   readonly state: string;
   readonly members: readonly GroupMember[];
   readonly partitions: readonly PartitionOffsets[];

@@ -89,18 +89,17 @@ export function clusterList(request: BurrowRequest, name: string): BurrowAnswer 
   return ok(request, 'cluster list returned', { clusters: [name] });
 }
 
+/** Burrow's client profile of the cluster and consumer modules: Tally's own client. */
+export function clientProfile() {
+  return { name: 'tally', 'client-id': 'tally', 'kafka-version': '', tls: null, sasl: null };
+}
+
 export function clusterDetail(request: BurrowRequest, servers: readonly string[]): BurrowAnswer {
   return ok(request, 'cluster module detail returned', {
     module: {
       'class-name': 'kafka',
       servers,
-      'client-profile': {
-        name: 'tally',
-        'client-id': 'tally',
-        'kafka-version': '',
-        tls: null,
-        sasl: null,
-      },
+      'client-profile': clientProfile(),
       'topic-refresh': 0,
       'offset-refresh': 0,
     },

@@ -182,7 +182,33 @@ export function commitsOf(window: readonly OffsetObservation[]): BurrowCommit[] 
       lag: lagWhenMade(window, i),
     });
   });
-  return commits;
+  return withOldestLag(commits, window);
+}
+
+/**
+ * The oldest reading's commit, of unknown lag (`lagWhenMade`), given a lag when the later commits
+ * know fewer than two: there is then no trend without it, and one known lag alone reads as never
+ * decreasing, so a lag falling from 1,900 to 1,800 read WARN where Burrow, which knows every
+ * commit's lag, says OK. Its lag is the one that reading shows (as /lag shows it) less half the
+ * log's growth to the next reading: the same half step back as the next commit's midway lag, so
+ * a lag growing from 1,800 to 1,900 still reads WARN. With a trend of their own the later
+ * commits decide: the reading's lag also counts what was produced after the commit, and a run
+ * landing between production and the next commit made a consumer that keeps falling behind
+ * flap to OK.
+ */
+function withOldestLag(
+  commits: BurrowCommit[],
+  window: readonly OffsetObservation[],
+): BurrowCommit[] {
+  const first = commits[0];
+  const [oldest, next] = window;
+  if (first === undefined || first.lag !== null || oldest?.committed !== first.offset) {
+    return commits;
+  }
+  if (commits.filter((c) => c.lag !== null).length >= 2) return commits;
+  const growth = next ? Math.max(0, next.logEnd - oldest.logEnd) : 0;
+  const lag = Math.max(0, Math.round(oldest.logEnd - growth / 2) - first.offset);
+  return [{ ...first, lag }, ...commits.slice(1)];
 }
 
 /**
@@ -192,7 +218,7 @@ export function commitsOf(window: readonly OffsetObservation[]): BurrowCommit[] 
  * commit: a run landing between a burst of production and the consumer's next commit would
  * inflate that commit's lag, and the next commit's would drop. With no reading before it in the
  * window, its lag is unknown (Burrow's nil lag), unless this reading shows it caught up, which
- * it was then when made too.
+ * it was then when made too (but see `withOldestLag`).
  */
 function lagWhenMade(window: readonly OffsetObservation[], i: number): number | null {
   const shown = window[i];

@@ -88,3 +88,31 @@ describe('a caught-up consumer that dies', () => {
     expect(statuses.slice(firstStop).every((s) => s === 'STOP')).toBe(true);
   });
 });
+
+describe("the oldest reading's commit", () => {
+  /** Readings 60 s apart: [committed, logEnd]. */
+  const readings = (...rows: [number, number][]): OffsetObservation[] =>
+    rows.map(([committed, logEnd], i) => ({
+      observedAt: T0 + i * 60 * S,
+      committed,
+      logStart: 0,
+      logEnd,
+    }));
+
+  it('has a lag, not an unknown one, while no later trend is known', () => {
+    // The 1,900 the reading shows, less half the log's growth (100) to the next reading.
+    expect(commitsOf(readings([1000, 2900], [1200, 3000]))[0]?.lag).toBe(1850);
+  });
+
+  it('a lag falling from 1,900 to 1,800 reads OK, as Burrow says, not WARN', () => {
+    const window = readings([1000, 2900], [1200, 3000]);
+    const e = evaluatePartition(window, window[1]?.observedAt ?? 0, 10, { owned: true });
+    expect(e).toMatchObject({ status: 'OK', currentLag: 1800 });
+  });
+
+  it('a lag growing from 1,800 to 1,900 still reads WARN', () => {
+    const window = readings([1000, 2800], [1200, 3100]);
+    const e = evaluatePartition(window, window[1]?.observedAt ?? 0, 10, { owned: true });
+    expect(e).toMatchObject({ status: 'WARN', currentLag: 1900 });
+  });
+});
