@@ -176,9 +176,10 @@ function applyBackPressure(template, settings, functions) {
       // latency budget, so the gateway's 429 comes first.
       const rate = settings.limits[HTTP_CLASS[name] ?? 'read'];
       for (const key of routes) {
-        const perRoute = Math.max(rate / routes.length, 0.1);
+        // Rounded down, so the routes together never pass the rate the concurrency covers.
+        const perRoute = Math.max(Math.floor((rate / routes.length) * 100) / 100, 0.1);
         routeSettings[key] = {
-          ThrottlingRateLimit: Number(perRoute.toFixed(2)),
+          ThrottlingRateLimit: perRoute,
           ThrottlingBurstLimit: Math.max(1, Math.ceil(perRoute * 2)),
         };
       }
