@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { APIGatewayProxyEventV2, Context, MSKEvent } from 'aws-lambda';
+import { transform } from 'esbuild';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BucketRow } from '../../functions/core/audit/stream-audit.js';
@@ -200,6 +202,11 @@ describe('the packages, packed and installed in a fresh project', () => {
       { cwd: project, timeout: 120_000 },
     );
     for (const [file, text] of Object.entries(PROGRAMS)) await writeFile(join(project, file), text);
+    for (const example of readmeExamples()) {
+      await writeFile(join(project, `${example.name}.ts`), example.code);
+      const { code } = await transform(example.code, { loader: 'ts', format: 'esm' });
+      await writeFile(join(project, `${example.name}.mjs`), code);
+    }
   }, 150_000);
 
   afterAll(async () => {
@@ -208,22 +215,31 @@ describe('the packages, packed and installed in a fresh project', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
+  /** What a program of the team's project gets: the stack's endpoints, tables and Tally's URL. */
+  const programEnv = () => ({
+    PATH: process.env.PATH ?? '',
+    ...env,
+    TALLY_URL: tally.url,
+    TALLY_TOKEN: TEST_TOKEN,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    // The README's clients are built with no endpoint, as in Lambda: the SDK's own setting.
+    AWS_ENDPOINT_URL_DYNAMODB: env.DYNAMODB_ENDPOINT ?? '',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  });
   const program = async (file: string, extra: Record<string, string> = {}) => {
     const { stdout } = await run(process.execPath, [file], {
       cwd: project,
       timeout: 60_000,
-      env: {
-        PATH: process.env.PATH ?? '',
-        ...env,
-        TALLY_URL: tally.url,
-        TALLY_TOKEN: TEST_TOKEN,
-        AWS_ACCESS_KEY_ID: 'local',
-        AWS_SECRET_ACCESS_KEY: 'local',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        ...extra,
-      },
+      env: { ...programEnv(), ...extra },
     });
     return JSON.parse(stdout.trim().split('\n').pop() ?? '{}');
+  };
+  const storedReceipts = async (group: string, topic: string) => {
+    const { receiptsRuntime } = await import('../../functions/receipts/runtime.js');
+    const batches: ReceiptBatch[] = [];
+    await (await receiptsRuntime()).store.forEachBatch(group, topic, (b) => batches.push(b));
+    return batches;
   };
 
   it('installs with types, and runs the client, an MSK Lambda handler and a kafkajs consumer', async () => {
@@ -296,12 +312,7 @@ describe('the packages, packed and installed in a fresh project', () => {
     });
     expect(plain.seqs).toEqual([1, 2, 3, 4, 5, 6]);
 
-    const { receiptsRuntime } = await import('../../functions/receipts/runtime.js');
-    const stored = async (group: string) => {
-      const batches: ReceiptBatch[] = [];
-      await (await receiptsRuntime()).store.forEachBatch(group, topic, (b) => batches.push(b));
-      return batches;
-    };
+    const stored = (group: string) => storedReceipts(group, topic);
     const common = { group: lambdaGroup, stream: topic, topic, offsets: [[0, 0, 5]], count: 6 };
     const lambdaReceipts = await stored(lambdaGroup);
     expect(lambdaReceipts).toHaveLength(2);
@@ -322,7 +333,119 @@ describe('the packages, packed and installed in a fresh project', () => {
     expect(total(lambdaGroup, (b) => b.actedTwice)).toBe(0);
     expect(total(kafkajsGroup, (b) => b.processed)).toBe(6);
   }, 120_000);
+
+  it('runs each README example as written, only its placeholders filled', async () => {
+    // The READMEs' TypeScript blocks type-check in the team's project (tsc above includes them).
+    const topic = await createTopic(admin, 1);
+    const base = { TOPIC: topic, TALLY_CLUSTER_ID: inject('kafkaClusterId') };
+
+    // The client's example: a keyed produce, a batch, a lookup; it prints each ACKED place.
+    const { stdout } = await run(process.execPath, ['readme-client-1.mjs'], {
+      cwd: project,
+      timeout: 60_000,
+      env: { ...programEnv(), ...base },
+    });
+    expect(stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^${topic}#1 at 0@0$`)),
+    ]);
+    const records = await readBack(topic, 3);
+    expect(records.map((r) => r.headers?.['tally.seq']?.toString())).toEqual(['1', '2', '3']);
+
+    // The MSK Lambda's example, its handler invoked twice with the same batch (a redelivery).
+    const event: MSKEvent = {
+      eventSource: 'aws:kafka',
+      eventSourceArn: 'arn:aws:kafka:eu-west-1:123456789012:cluster/local/1',
+      bootstrapServers: inject('kafkaBrokers'),
+      records: { [`${topic}-0`]: records.map((r) => mskRecord(topic, r)) },
+    };
+    await writeFile(join(project, 'readme-event.json'), JSON.stringify(event));
+    await writeFile(
+      join(project, 'invoke-readme-consumer-1.mjs'),
+      `import { readFileSync } from 'node:fs';
+import { handler } from './readme-consumer-1.mjs';
+const event = JSON.parse(readFileSync('readme-event.json', 'utf8'));
+const context = { getRemainingTimeInMillis: () => 30000, awsRequestId: 'local' };
+console.log(JSON.stringify([await handler(event, context), await handler(event, context)]));
+`,
+    );
+    const invoked = await run(process.execPath, ['invoke-readme-consumer-1.mjs'], {
+      cwd: project,
+      timeout: 60_000,
+      env: { ...programEnv(), ...base, ONCE_TABLE: env.TALLY_ONCE_TABLE ?? '' },
+    });
+    expect(JSON.parse(invoked.stdout.trim().split('\n').pop() ?? '')).toEqual([
+      { batchItemFailures: [] },
+      { batchItemFailures: [] },
+    ]);
+    const common = { group: 'billing', stream: topic, topic, offsets: [[0, 0, 2]], count: 3 };
+    const billing = await storedReceipts('billing', topic);
+    expect(billing).toHaveLength(2);
+    expect(billing).toContainEqual({ ...common, seqs: [[1, 3]] });
+    expect(billing).toContainEqual({ ...common, seqs: [], suppressed: [[1, 3]] });
+
+    // The plain kafkajs consumer's example runs until stopped: it is stopped once its receipts
+    // cover the three records.
+    const group = uniqueName('readme-worker');
+    const child = spawn(process.execPath, ['readme-consumer-2.mjs'], {
+      cwd: project,
+      env: { ...programEnv(), ...base, GROUP: group },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    try {
+      await expect
+        .poll(async () => (await storedReceipts(group, topic)).flatMap((b) => b.seqs), {
+          timeout: 60_000,
+          interval: 200,
+        })
+        .toEqual([[1, 3]]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(stderr).not.toMatch(/Error/);
+  }, 150_000);
 });
+
+/** What a README example needs filled before it runs here: each placeholder must be in it. */
+const PLACEHOLDERS: Record<string, ReadonlyArray<readonly [string, string]>> = {
+  client: [
+    ["'https://<api-id>.execute-api.<region>.amazonaws.com'", 'process.env.TALLY_URL!'],
+    ["'<a bearer token with the tally/publish scope>'", 'process.env.TALLY_TOKEN!'],
+    ["'orders'", 'process.env.TOPIC!'],
+  ],
+  consumer: [
+    ["['broker:9092']", "process.env.KAFKA_BROKERS!.split(',')"],
+    ["'billing-worker'", 'process.env.GROUP!'],
+    ["'https://<api-id>.execute-api.<region>.amazonaws.com'", 'process.env.TALLY_URL!'],
+    ["'<GET /v3/clusters cluster_id>'", 'process.env.TALLY_CLUSTER_ID!'],
+    ["'<a bearer token with the tally/receipts scope>'", 'process.env.TALLY_TOKEN!'],
+    ["'orders'", 'process.env.TOPIC!'],
+  ],
+};
+
+/** Every ```ts block of the packages' READMEs, placeholders filled, named `readme-<pkg>-<n>`. */
+function readmeExamples(): Array<{ name: string; code: string }> {
+  return Object.entries(PLACEHOLDERS).flatMap(([pkg, fills]) => {
+    const text = readFileSync(join(ROOT, 'packages', pkg, 'README.md'), 'utf8');
+    const blocks = [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? '');
+    const unused = new Set(fills.map(([from]) => from));
+    const examples = blocks.map((block, i) => {
+      let code = block;
+      for (const [from, to] of fills) {
+        if (code.includes(from)) unused.delete(from);
+        code = code.replaceAll(from, to);
+      }
+      return { name: `readme-${pkg}-${i + 1}`, code };
+    });
+    if (unused.size > 0) {
+      throw new Error(`packages/${pkg}/README.md no longer has ${[...unused].join(', ')}`);
+    }
+    return examples;
+  });
+}
 
 // The team project's programs, as its README examples would have them.
 const PROGRAMS: Record<string, string> = {
@@ -335,7 +458,7 @@ const PROGRAMS: Record<string, string> = {
       noEmit: true,
       types: ['node'],
     },
-    include: ['check-types.ts'],
+    include: ['check-types.ts', 'readme-*.ts'],
   }),
   'check-types.ts': `
 import { createTallyClient, type RecordOutcome, TallyRequestError } from '@kafka-tally/client';
