@@ -156,7 +156,8 @@ const publishRefusals = {
   '409': withRetryAfter(
     problem('the same Idempotency-Key is in flight, or raced by another request'),
   ),
-  '413': 'the body is over TALLY_MAX_REQUEST_BYTES',
+  '413':
+    "the body is over TALLY_MAX_REQUEST_BYTES, a v3 stream has more records than TALLY_MAX_BATCH_ENTRIES, or the answer to its records could be over Lambda's 6,291,556-byte response limit (the message names the largest count that fits with this topic, stream and ids); nothing was sent",
   '415': 'a Content-Type other than application/json (v3), as REST Proxy answers',
   '422':
     'a batch that cannot be produced as a whole (42208: empty, no entries field ("Empty batch."), too many entries, ids not distinct or not valid; 422: a batch body that is not {entries: [object, ...]} or has another top-level field), an empty v3 body (42206), a v2 record that is not valid, or an Idempotency-Key reused with another body',

@@ -307,7 +307,7 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
       reservations: required(env, 'TALLY_RESERVATIONS_TABLE'),
     },
     topicAllowList: list(env, 'TALLY_TOPIC_ALLOW_LIST'),
-    maxBatchEntries: integer(env, 'TALLY_MAX_BATCH_ENTRIES', 1000, 1, 10_000),
+    maxBatchEntries: integer(env, 'TALLY_MAX_BATCH_ENTRIES', 10_000, 1, 10_000),
     maxRequestBytes: integer(env, 'TALLY_MAX_REQUEST_BYTES', 6_000_000, 1024, 6_291_456),
     maxMessageBytes: integer(env, 'TALLY_MAX_MESSAGE_BYTES', 1_048_588, 1024, 100_000_000),
     gatewayTimeoutMs: integer(env, 'TALLY_GATEWAY_TIMEOUT_MS', 29_000, 100, 900_000),

@@ -31,6 +31,6 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
       headers: { 'content-type': 'application/json' },
       body: batchResponseBody(clusterId, ids, result),
     }),
-    codecs,
+    { codecs, answer: { route: 'batch', clusterId, ids } },
   );
 });

@@ -46,6 +46,6 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
         body: `${JSON.stringify(single)}\r\n`,
       };
     },
-    codecs,
+    { codecs, answer: { route: 'stream', clusterId } },
   );
 });

@@ -23,9 +23,14 @@ export const handler = httpHandler('publish', async (event, context, caller) => 
   }
   const records = parseV2Body(values[0], format, rt.config.maxBatchEntries);
   const clusterId = await rt.catalog.clusterId(options.deadline);
-  return publish(rt, { ...options, records }, (result) => ({
-    statusCode: 200,
-    headers: { 'content-type': 'application/json' },
-    body: v2ResponseBody(clusterId, result),
-  }));
+  return publish(
+    rt,
+    { ...options, records },
+    (result) => ({
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: v2ResponseBody(clusterId, result),
+    }),
+    { answer: { route: 'v2', clusterId } },
+  );
 });

@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { checkTopic, fingerprint } from '../core/publish/plan.js';
 import type { PublishRequest, PublishResult } from '../core/publish/ports.js';
 import { isSettledResult } from '../core/publish/publisher.js';
+import { type AnswerNames, requireAnswerFits } from '../core/rest-proxy/answer-bound.js';
 import { encodeSchemaParts, type ParsedRecord } from '../core/rest-proxy/schema-input.js';
 import { Deadline } from '../core/shared/deadline.js';
 import { InvalidInputError, OverloadedError, TallyError } from '../core/shared/errors.js';
@@ -72,9 +73,17 @@ export async function publish<T>(
    * stored).
    */
   shape: (result: PublishResult) => T,
-  /** The schema codecs' import, from a route that parsed keys and values with schemas. */
-  codecs?: SchemaCodecs,
+  extras: {
+    /** The schema codecs' import, from a route that parsed keys and values with schemas. */
+    readonly codecs?: SchemaCodecs;
+    /**
+     * An HTTP route's answer: refused with 413 before any seq is taken when its worst case could
+     * be over Lambda's response limit (core/rest-proxy/answer-bound.ts).
+     */
+    readonly answer?: Omit<AnswerNames, 'topic' | 'stream'>;
+  } = {},
 ): Promise<T> {
+  const { codecs, answer: answerNames } = extras;
   if (inFlight >= rt.config.maxConcurrentRequests) {
     throw new OverloadedError(
       `this instance is handling ${inFlight} requests; nothing was sent, retry shortly`,
@@ -86,6 +95,13 @@ export async function publish<T>(
   inFlight++;
   try {
     const request = { ...parsed, records: await encodeRecords(rt, parsed, codecs) };
+    // Subjects and schema ids are known now (a report echoes them); no seq is taken yet.
+    if (answerNames !== undefined) {
+      requireAnswerFits(
+        { ...answerNames, topic: request.topic, stream: request.stream },
+        request.records,
+      );
+    }
     // Hashed once, here: the key's item compares it.
     const keyed =
       request.idempotencyKey === undefined

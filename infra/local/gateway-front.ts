@@ -84,6 +84,10 @@ function forward(
           ...withoutFraming(request.headers),
           host: request.headers.host ?? upstream.host,
           'content-length': body.length,
+          // serverless-offline (hapi) gzips an answer over 1 KB for a caller that accepts gzip:
+          // the front would then measure the compressed bytes and let a 7 MB answer through
+          // (issue 31). A Lambda result is never compressed, nor is HTTP API's answer.
+          'accept-encoding': 'identity',
         },
         signal,
       },

@@ -50,8 +50,10 @@ export async function createTopic(
   admin: Admin,
   partitions = 3,
   configs: Record<string, string> = {},
+  /** The topic's name: `length` characters (a unique name padded), else a unique name. */
+  length?: number,
 ) {
-  const topic = uniqueName('t');
+  const topic = length === undefined ? uniqueName('t') : uniqueName('t').padEnd(length, 'x');
   await admin.createTopics({
     // kafkajs's own wait (its default) fails on an answer this one waits out: see waitForLeaders.
     waitForLeaders: false,

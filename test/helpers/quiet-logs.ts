@@ -60,6 +60,11 @@ function diverted(): Diverted {
 
 const state = diverted();
 
+/** The lines the functions logged during the test running now, parsed. */
+export function loggedLines(): Array<Record<string, unknown>> {
+  return state.lines.filter((l) => l.startsWith('{"level":')).map((l) => JSON.parse(l));
+}
+
 beforeEach((context) => {
   const testPath = expect.getState().testPath;
   // By the test file's path under test/: unit/core/audit/seq-fates.test.ts and

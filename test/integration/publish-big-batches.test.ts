@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  LAMBDA_RESPONSE_LIMIT_BYTES,
+  lambdaResultBytes,
+} from '../../infra/local/gateway-limits.js';
 import { httpEvent } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import {
@@ -15,13 +19,25 @@ import {
   totalRecords,
 } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
+import { loggedLines } from '../helpers/quiet-logs.js';
 
-// Requests at the configured limits (the defaults: 1,000 records, 6,000,000 bytes) on every
-// route, against the real broker: a partition's records are split into record batches that fit
-// max.message.bytes, and keyless records are spread over partitions by seq block.
+// Requests at the configured limits (the defaults: 10,000 records, 6,000,000 bytes, an answer
+// within Lambda's 6,291,556 bytes) on every route, against the real broker: a partition's
+// records are split into record batches that fit max.message.bytes, and keyless records are
+// spread over partitions by seq block.
 
+/** Records in the bodies that fill MAX_BYTES. */
 const MAX_ENTRIES = 1000;
 const MAX_BYTES = 6_000_000;
+/** TALLY_MAX_BATCH_ENTRIES' default. */
+const RECORD_CAP = 10_000;
+
+/** A handler's response as the Lambda result it is. */
+const asResult = (response: Response) => ({
+  status: response.statusCode,
+  headers: response.headers,
+  body: Buffer.from(response.body),
+});
 
 interface Placed {
   readonly seq: number;
@@ -203,33 +219,93 @@ describe('requests at the limits', () => {
     );
   });
 
-  it('refuses a streaming request over the record cap with 413: nothing sent, no seqs taken', async () => {
+  it('accepts a 1,001-record stream of small records, which the old fixed cap of 1,000 refused', async () => {
     const topic = await createTopic(admin, 1);
     const one = JSON.stringify({ value: { type: 'STRING', data: 'x' } });
     const response = await api.produce(
-      produceEvent(topic, Array.from({ length: MAX_ENTRIES + 1 }, () => one).join('')),
+      produceEvent(topic, Array.from({ length: 1001 }, () => one).join('')),
     );
-    expect(response.statusCode).toBe(413);
-    expect(JSON.parse(response.body).message).toContain(`at most ${MAX_ENTRIES}`);
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
+    expect(placed('stream', response).map((p) => p.seq)).toEqual(
+      Array.from({ length: 1001 }, (_, i) => i + 1),
+    );
+    expect(await totalRecords(admin, topic)).toBe(1001);
+  });
+
+  it('acknowledges 10,000 small records in one stream within the deadline', async () => {
+    const topic = await createTopic(admin, 3);
+    const one = JSON.stringify({ value: { type: 'STRING', data: 'x' } });
+    const started = performance.now();
+    const response = await api.produce(
+      produceEvent(topic, Array.from({ length: RECORD_CAP }, () => one).join('\n')),
+    );
+    const elapsedMs = performance.now() - started;
+    expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
+    expect(placed('stream', response)).toHaveLength(RECORD_CAP);
+    expect(lambdaResultBytes(asResult(response))).toBeLessThanOrEqual(LAMBDA_RESPONSE_LIMIT_BYTES);
+    console.info(`10,000 records in one stream request: ${Math.round(elapsedMs)} ms`);
+    expect(elapsedMs).toBeLessThan(28_000);
+    expect(await totalRecords(admin, topic)).toBe(RECORD_CAP);
+  });
+
+  it("refuses 10,000 records at the longest names on every route with 413 naming Lambda's limit and the count that fits: nothing sent, no seq taken", async () => {
+    const topic = await createTopic(admin, 1, {}, 249);
+    const stream = `${'s'.repeat(240)}${Date.now().toString(36)}`.slice(-249);
+    const headers = { 'tally-stream': stream };
+    const tiny = Array.from({ length: RECORD_CAP }, () => ({
+      value: { type: 'BINARY', data: 'eA==' },
+    }));
+    const fits: Record<string, number> = {};
+    for (const route of Object.keys(routes) as Route[]) {
+      const body =
+        route === 'batch'
+          ? JSON.stringify({
+              entries: tiny.map((r, i) => ({
+                id: `${'i'.repeat(74)}${String(i).padStart(6, '0')}`,
+                ...r,
+              })),
+            })
+          : routes[route](tiny);
+      const refused = await call(route, topic, body, headers);
+      expect(refused.statusCode, `${route}: ${refused.body}`).toBe(413);
+      const error = JSON.parse(refused.body);
+      expect(error).toMatchObject({ error_code: 413, retriable: false, field: 'body' });
+      expect(error.message).toContain("Lambda's response limit of 6,291,556 bytes");
+      const fitting = /at most ([\d,]+) records fit/.exec(error.message)?.[1];
+      expect(fitting, error.message).toBeDefined();
+      fits[route] = Number(fitting?.replaceAll(',', ''));
+      expect(fits[route]).toBeGreaterThan(7_000);
+      expect(fits[route]).toBeLessThan(RECORD_CAP);
+    }
+    // Logged as refused, and nothing of it reached the broker or the stream's counter.
+    expect(loggedLines()).toContainEqual(
+      expect.objectContaining({ message: 'request failed', status: 413 }),
+    );
     expect(await totalRecords(admin, topic)).toBe(0);
-    const next = reportLines(await api.produce(produceEvent(topic, one)));
-    expect(next[0]).toMatchObject({
-      error_code: 200,
-      seq: 1,
-      cluster_id: inject('kafkaClusterId'),
-    });
+    // The count it named goes through, and its real answer fits.
+    const count = fits.stream as number;
+    const accepted = await call('stream', topic, routes.stream(tiny.slice(0, count)), headers);
+    expect(accepted.statusCode, accepted.body.slice(0, 300)).toBe(200);
+    const places = placed('stream', accepted);
+    expect(places.map((p) => p.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+    const bytes = lambdaResultBytes(asResult(accepted));
+    console.info(
+      `fitting at the longest names: ${JSON.stringify(fits)}; ${count} acked: a ${bytes}-byte result`,
+    );
+    expect(bytes).toBeLessThanOrEqual(LAMBDA_RESPONSE_LIMIT_BYTES);
+    expect(bytes).toBeGreaterThan(LAMBDA_RESPONSE_LIMIT_BYTES * 0.9);
   });
 
   it('refuses a request over either limit on every route, before anything is sent', async () => {
     const topic = await createTopic(admin, 1);
-    const tiny = Array.from({ length: MAX_ENTRIES + 1 }, () => ({
+    const tiny = Array.from({ length: RECORD_CAP + 1 }, () => ({
       value: { type: 'BINARY', data: 'eA==' },
     }));
     const overRecords: Record<Route, number> = { batch: 422, stream: 413, v2: 400 };
     for (const route of Object.keys(routes) as Route[]) {
       const tooMany = await call(route, topic, routes[route](tiny));
       expect(tooMany.statusCode, `${route}: ${tooMany.body}`).toBe(overRecords[route]);
-      expect(tooMany.body).toContain(`at most ${MAX_ENTRIES}`);
+      expect(tooMany.body).toContain(`at most ${RECORD_CAP}`);
       const { body } = recordsAtLimit(false, routes[route]);
       const tooBig = await call(route, topic, body.padEnd(MAX_BYTES + 1, ' '));
       expect(tooBig.statusCode, `${route}: ${tooBig.body}`).toBe(413);

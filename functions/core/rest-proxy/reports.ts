@@ -27,10 +27,38 @@ function dataSummary(data: RecordData | undefined) {
       };
 }
 
+/**
+ * The most bytes a report's message adds to the function's result, where it is JSON inside the
+ * body's JSON string (so a `"` takes 4 bytes, a control character 7). A message is an error's
+ * text and may echo input (an unknown field's name) or nest an earlier attempt's: past this it is
+ * cut, so every report has a known worst case (answer-bound.ts). The lookup route and the
+ * ledger keep the whole text.
+ */
+export const REPORT_MESSAGE_BYTES = 320;
+
+/** Bytes `text` adds to the function's result as a JSON string inside the body's JSON string. */
+export function resultBytesOfString(text: string): number {
+  return Buffer.byteLength(JSON.stringify(JSON.stringify(text))) - 6;
+}
+
+/** A message within REPORT_MESSAGE_BYTES, cut at a character with "…" when longer. */
+export function reportMessage(message: string): string {
+  if (resultBytesOfString(message) <= REPORT_MESSAGE_BYTES) return message;
+  let kept = '';
+  let bytes = resultBytesOfString('…');
+  for (const character of message) {
+    const more = resultBytesOfString(character);
+    if (bytes + more > REPORT_MESSAGE_BYTES) break;
+    kept += character;
+    bytes += more;
+  }
+  return `${kept}…`;
+}
+
 export function errorReport(error: TallyError): ProduceReport {
   return {
     error_code: error.errorCode,
-    message: error.message,
+    message: reportMessage(error.message),
     outcome: 'REJECTED',
     retriable: error.retriable,
   };
@@ -46,7 +74,7 @@ export function recordReport(
   if (outcome.status !== 'ACKED') {
     return {
       error_code: outcomeStatusCode(outcome),
-      message: outcome.message,
+      message: reportMessage(outcome.message),
       outcome: outcome.status,
       retriable: isRetriable(outcome),
       stream: result.stream,

@@ -7,8 +7,10 @@ import {
   errorReport,
   httpStatusOf,
   produceResponseLines,
+  REPORT_MESSAGE_BYTES,
   recordReport,
   restProxyTimestamp,
+  resultBytesOfString,
   v2Offset,
   v2ResponseBody,
 } from '../../../../functions/core/rest-proxy/reports.js';
@@ -320,5 +322,25 @@ describe('v2Offset', () => {
       outcome: 'REJECTED',
       retriable: false,
     });
+  });
+});
+
+describe('a report message', () => {
+  it('is cut to REPORT_MESSAGE_BYTES in an outcome and in a refusal, whole in the ledger', () => {
+    const long = `an earlier attempt may have written it (${'"x'.repeat(1000)})`;
+    const record = published({ status: 'UNKNOWN', message: long });
+    const report = recordReport(CLUSTER, resultOf(record), record);
+    expect(resultBytesOfString(report.message as string)).toBeLessThanOrEqual(REPORT_MESSAGE_BYTES);
+    expect(report.message).toMatch(/^an earlier attempt may have written it \("x.*…$/);
+    const refused = errorReport(
+      new InvalidInputError(`entries[0].${'f'.repeat(5000)}: unknown field`),
+    );
+    expect(resultBytesOfString(refused.message as string)).toBeLessThanOrEqual(
+      REPORT_MESSAGE_BYTES,
+    );
+    // The outcome itself (what the ledger and the lookup route keep) is untouched.
+    expect(
+      record.kind === 'published' && record.outcome.status === 'UNKNOWN' && record.outcome.message,
+    ).toBe(long);
   });
 });

@@ -6,6 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatewayFront, startGatewayFront } from '../../../../infra/local/gateway-front.js';
 import {
@@ -29,6 +30,15 @@ function upstream(request: IncomingMessage, response: ServerResponse): void {
   if (url.pathname === '/never') return;
   if (url.pathname === '/sized') {
     return void answer('r'.repeat(bodyOfResult(Number(url.searchParams.get('bytes')))));
+  }
+  if (url.pathname === '/compressing') {
+    // As serverless-offline's hapi does: gzip for a caller that accepts it, sent chunked.
+    const body = Buffer.from('r'.repeat(bodyOfResult(Number(url.searchParams.get('bytes')))));
+    if (!/gzip/.test(request.headers['accept-encoding'] ?? '')) {
+      return void response.writeHead(201, HEADERS).end(body);
+    }
+    response.writeHead(201, { ...HEADERS, 'content-encoding': 'gzip' });
+    return void response.end(gzipSync(body));
   }
   let length = 0;
   request.on('data', (chunk: Buffer) => {
@@ -87,6 +97,25 @@ describe('the local API gateway front', () => {
     expect(over.headers.get('x-local-gateway-limit')).toBe('lambda-response-payload');
     const at = await fetch(`${front.url}/sized?bytes=${LAMBDA_RESPONSE_LIMIT_BYTES}`);
     expect(at.status).toBe(201);
+    expect((await at.arrayBuffer()).byteLength).toBe(bodyOfResult(LAMBDA_RESPONSE_LIMIT_BYTES));
+  });
+
+  it('measures the answer as the function returned it, not as the API behind compressed it', async () => {
+    // The 7 MB answer of issue 31 passed locally: hapi gzipped it to a few KB for a caller
+    // sending Accept-Encoding: gzip (as fetch and curl --compressed do), and the front measured
+    // that. A Lambda result is never compressed.
+    const gzip = { headers: { 'accept-encoding': 'gzip, deflate, br' } };
+    const over = await fetch(
+      `${front.url}/compressing?bytes=${LAMBDA_RESPONSE_LIMIT_BYTES + 1}`,
+      gzip,
+    );
+    expect(over.status).toBe(500);
+    expect(await over.text()).toBe('{"message":"Internal Server Error"}');
+    expect(over.headers.get('x-local-gateway-limit')).toBe('lambda-response-payload');
+    const at = await fetch(`${front.url}/compressing?bytes=${LAMBDA_RESPONSE_LIMIT_BYTES}`, gzip);
+    expect(at.status).toBe(201);
+    // Passed on as HTTP API passes a Lambda result: not compressed.
+    expect(at.headers.get('content-encoding')).toBeNull();
     expect((await at.arrayBuffer()).byteLength).toBe(bodyOfResult(LAMBDA_RESPONSE_LIMIT_BYTES));
   });
 
