@@ -136,11 +136,11 @@ class FakeLedger implements Ledger {
     return { version: await this.store(block) };
   }
 
-  async void(block: LedgerBlock): Promise<boolean> {
+  async void(block: LedgerBlock): Promise<number> {
     this.dynamo.push('ledger.void');
-    if (this.blocks.has(`${block.stream}/${block.firstSeq}`)) return false;
+    if (this.blocks.has(`${block.stream}/${block.firstSeq}`)) return 0;
     await this.store(block);
-    return true;
+    return block.outcomes.length;
   }
 
   async fill(block: LedgerBlock): Promise<boolean> {
