@@ -248,10 +248,15 @@ export class AuditWorld {
       seqFates: {
         counter: { read: async (stream) => this.counters.get(stream) },
         ledger: {
+          // A range ends where a block starts inside it, as the DynamoDB adapter's does.
           void: async (block) => {
-            if (this.blocks.get(block.stream)?.has(block.firstSeq)) return false;
-            this.put(block);
-            return true;
+            const starts = [...(this.blocks.get(block.stream)?.keys() ?? [])];
+            if (starts.includes(block.firstSeq)) return 0;
+            const last = block.firstSeq + block.outcomes.length - 1;
+            const inside = starts.filter((s) => s > block.firstSeq && s <= last);
+            const n = (inside.length > 0 ? Math.min(...inside) : last + 1) - block.firstSeq;
+            this.put({ ...block, outcomes: block.outcomes.slice(0, n) });
+            return n;
           },
           fill: async (block) => {
             if (this.blocks.get(block.stream)?.has(block.firstSeq)) return false;

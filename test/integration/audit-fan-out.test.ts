@@ -159,7 +159,7 @@ describe('audit fan-out (Distributed Map)', () => {
       },
       seqFates: {
         counter: createStreamCounter(documents, env.TALLY_STREAMS_TABLE as string),
-        ledger: { void: async () => false, fill: async () => false },
+        ledger: { void: async () => 0, fill: async () => false },
       },
     };
     return createAuditor(ports).run({

@@ -4,11 +4,18 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   PutCommand,
   QueryCommand,
+  type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish/ports.js';
+import {
+  type Ledger,
+  type LedgerBlock,
+  type LedgerVersion,
+  MAX_VOID_RANGE_SEQS,
+} from '../../core/publish/ports.js';
 import type { Deadline } from '../../core/shared/deadline.js';
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/shared/outcomes.js';
 import { dynamoDbUnavailable, within } from './client.js';
@@ -76,6 +83,23 @@ function expecting(over: LedgerVersion): Condition {
 /**
  * The publish ledger: one item per request's block of sequence numbers, keyed (stream, first
  * seq), holding each record's outcome in compact form.
+ *
+ * VOID ranges. The audit records a run of unsent seqs [from, to] as ONE item at `from` (a block
+ * of VOID outcomes, `voided`), so one write gives a whole hole its fate. A hole is not always
+ * whole allocations: a lease is carved into requests' blocks, so a request (a retry of a key,
+ * hours later) may open a block at any seq inside a range, where no key of the range's is. With
+ * single-item conditions only, each side writes first and reads the other after, consistently:
+ * - the audit puts the range where nothing starts at `from` (A1), then looks for a block starting
+ *   in from+1..to (A2) and, finding one, ends the range before it (A3);
+ * - a publisher's open puts its block unless a VOID starts at its first seq `s` (P1), then looks
+ *   below `s` for a VOID range holding `s` (P2) and, finding one, deletes its block and sends
+ *   nothing.
+ * If P1 lands before A2, A2 sees the block and the range ends below `s`; otherwise A1 came before
+ * P1, hence before P2, and P2 sees the range. So no seq is both VOID and sent. P2 reads down from
+ * `s`, past blocks opened since the range (they may hide it), to the first item written before
+ * the audit could judge `s` (`judgedFrom`): a range is written after that, and ended before any
+ * block written before it. An open whose P1 has landed before `judgedFrom` skips P2: any range
+ * holding `s` is written after it, so its A2 sees the block.
  */
 export function createLedger(client: DynamoDBDocumentClient, tableName: string): Ledger {
   /**
@@ -122,23 +146,147 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
     }
   }
 
+  /** The first seq of a block starting in from..to, read consistently. */
+  async function firstBlockWithin(
+    stream: string,
+    from: number,
+    to: number,
+    deadline: Deadline | undefined,
+  ): Promise<number | undefined> {
+    try {
+      const { Items } = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: '#stream = :stream AND #seq BETWEEN :from AND :to',
+          ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq' },
+          ExpressionAttributeValues: { ':stream': stream, ':from': from, ':to': to },
+          ProjectionExpression: '#seq',
+          Limit: 1,
+          ConsistentRead: true,
+        }),
+        within(deadline),
+      );
+      const seq = Items?.[0]?.seq;
+      return typeof seq === 'number' ? seq : undefined;
+    } catch (error) {
+      throw dynamoDbUnavailable(`reading the ledger of ${stream} within ${from}..${to}`, error);
+    }
+  }
+
+  /**
+   * Whether a VOID range starting below `seq` holds it: the items below, newest seq first, up
+   * to the first written before `judgedFrom` (no range holding `seq` is older than that, and a
+   * range is ended before any block written before it) or MAX_VOID_RANGE_SEQS below.
+   */
+  async function coveredByVoid(
+    stream: string,
+    seq: number,
+    judgedFrom: number | undefined,
+    deadline: Deadline,
+  ): Promise<boolean> {
+    if (seq <= 1) return false;
+    const doing = `looking for a VOID range holding seq ${seq} of ${stream}`;
+    const oldBefore = judgedFrom === undefined ? '' : new Date(judgedFrom).toISOString();
+    let start: Record<string, unknown> | undefined;
+    do {
+      let answer: QueryCommandOutput;
+      try {
+        answer = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: '#stream = :stream AND #seq BETWEEN :low AND :below',
+            ExpressionAttributeNames: {
+              '#stream': 'stream',
+              '#seq': 'seq',
+              '#lastSeq': 'lastSeq',
+              '#voided': 'voided',
+              '#updatedAt': 'updatedAt',
+            },
+            ExpressionAttributeValues: {
+              ':stream': stream,
+              ':low': Math.max(1, seq - MAX_VOID_RANGE_SEQS),
+              ':below': seq - 1,
+            },
+            ProjectionExpression: '#seq, #lastSeq, #voided, #updatedAt',
+            ScanIndexForward: false,
+            ConsistentRead: true,
+            Limit: 25,
+            ...(start && { ExclusiveStartKey: start }),
+          }),
+          within(deadline),
+        );
+      } catch (error) {
+        throw dynamoDbUnavailable(doing, error);
+      }
+      for (const item of answer.Items ?? []) {
+        if (item.voided === true && Number(item.lastSeq) >= seq) return true;
+        if (typeof item.updatedAt === 'string' && item.updatedAt < oldBefore) return false;
+      }
+      start = answer.LastEvaluatedKey;
+    } while (start !== undefined);
+    return false;
+  }
+
   return {
     write: (block, deadline, over) =>
       put(block, deadline, over === undefined ? undefined : expecting(over)),
 
-    async open(block, deadline) {
+    async open(block, deadline, judgedFrom) {
       const version = await put(block, deadline, {
         expression: 'attribute_not_exists(#seq) OR attribute_not_exists(voided)',
         names: { '#seq': 'seq' },
       });
-      return version === undefined ? 'voided' : { version };
+      if (version === undefined) return 'voided';
+      // Landed before the audit may judge its seqs: any range holding them comes later, and its
+      // own read after (A2) finds this block.
+      if (judgedFrom !== undefined && Date.now() < judgedFrom) return { version };
+      if (!(await coveredByVoid(block.stream, block.firstSeq, judgedFrom, deadline)))
+        return { version };
+      // A VOID range written before this block holds its seqs: nothing is sent, and the block
+      // goes so that the seqs keep that one fate.
+      try {
+        await client.send(
+          new DeleteCommand({
+            TableName: tableName,
+            Key: { stream: block.stream, seq: block.firstSeq },
+            ConditionExpression: '#version = :version',
+            ExpressionAttributeNames: { '#version': 'version' },
+            ExpressionAttributeValues: { ':version': version },
+          }),
+          within(deadline),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) {
+          throw dynamoDbUnavailable(
+            `taking back block ${block.firstSeq} of ${block.stream}, inside a VOID range: nothing was sent`,
+            error,
+          );
+        }
+      }
+      return 'voided';
     },
 
-    void: async (block, deadline) =>
-      (await put(block, deadline, expecting('absent'))) !== undefined,
+    async void(block, deadline) {
+      const version = await put(block, deadline, expecting('absent'));
+      if (version === undefined) return 0;
+      const last = block.firstSeq + block.outcomes.length - 1;
+      if (last === block.firstSeq) return 1;
+      // A block that landed inside the range before this read ends it (see VOID ranges above).
+      const inside = await firstBlockWithin(block.stream, block.firstSeq + 1, last, deadline);
+      if (inside === undefined) return block.outcomes.length;
+      const kept = inside - block.firstSeq;
+      const trimmed = { ...block, outcomes: block.outcomes.slice(0, kept) };
+      if ((await put(trimmed, deadline, expecting(version))) === undefined) {
+        throw dynamoDbUnavailable(
+          `ending VOID range ${block.firstSeq}..${last} of ${block.stream} before block ${inside}`,
+          new Error('the range changed under the audit'),
+        );
+      }
+      return kept;
+    },
+
     fill: async (block, deadline) =>
       (await put(block, deadline, expecting('absent'))) !== undefined,
-
     async find(stream, seq, deadline) {
       let items: Record<string, unknown>[] | undefined;
       try {

@@ -1,4 +1,4 @@
-import type { LedgerBlock, StreamCounter } from '../publish/ports.js';
+import { type LedgerBlock, MAX_VOID_RANGE_SEQS, type StreamCounter } from '../publish/ports.js';
 import { type SeqRange, SeqRanges } from './seq-ranges.js';
 
 // Every seq accounted for: for each stream, every seq from 1 to its counter has exactly one fate
@@ -10,17 +10,19 @@ import { type SeqRange, SeqRanges } from './seq-ranges.js';
 // UNKNOWN (settled to ACKED with its place by the UNKNOWN rules); not found, VOID. Holes of a
 // stream whose home is another topic are left to that topic's audit.
 //
-// Safety without transactions: a VOID is written one seq at a time, in ascending order, each only
-// where no block starts at that seq, and a publisher's first ledger write is refused where a VOID
-// starts at its first seq. Every allocation inside a hole starts at one of the hole's seqs, so
-// whichever of the two writes lands first there wins: if the publisher's, the audit stops voiding
-// that hole; if the audit's, the publisher sends nothing. No seq is both VOID and in the log.
+// VOID ranges: a run of unsent seqs in a hole is recorded as one ledger item (up to
+// MAX_VOID_RANGE_SEQS seqs), so one write gives a whole hole its fate whatever its size. Safety
+// without transactions (adapters/dynamodb/ledger.ts has the argument): the range is written only
+// where no block starts at its first seq, and a block found starting inside it afterwards ends
+// it; a publisher's first ledger write is refused where a VOID starts at its first seq, and looks
+// for a range holding its seqs after it lands. No seq is both VOID and in the log.
 
 export interface SeqFatePorts {
   readonly counter: StreamCounter;
   readonly ledger: {
-    /** Both write only where no block starts at the block's first seq: false otherwise. */
-    void(block: LedgerBlock): Promise<boolean>;
+    /** Seqs voided from the block's first (a block found inside ends the range; 0: one there). */
+    void(block: LedgerBlock): Promise<number>;
+    /** Writes only where no block starts at the block's first seq: false otherwise. */
     fill(block: LedgerBlock): Promise<boolean>;
   };
 }
@@ -48,8 +50,12 @@ export interface SeqFateFigures {
   readonly unrecorded: readonly SeqRange[];
 }
 
-/** How many VOID items one run writes at most, over all streams (the rest waits for the next). */
-export const MAX_VOID_WRITES = 1000;
+/**
+ * Ledger writes one run makes at most to give holes a fate, over all streams (the rest waits for
+ * the next run): one per VOID range (a hole, or MAX_VOID_RANGE_SEQS of it), one per seq found in
+ * the log. 10,000 ranges hold every hole of 10,000 leases left unused between two runs.
+ */
+export const MAX_FATE_WRITES = 10_000;
 
 const MESSAGE = 'allocated, never recorded, older than the audit horizon: never sent';
 const FOUND = 'allocated and sent, its outcome never recorded: found in the log by the audit';
@@ -64,7 +70,7 @@ export class SeqFates {
   /** `horizonAt`: holes allocated before this time (ms) are judged. */
   constructor(
     private readonly horizonAt: number,
-    private readonly maxWrites = MAX_VOID_WRITES,
+    private readonly maxWrites = MAX_FATE_WRITES,
   ) {}
 
   /** Every block of the stream, whatever its topic: a seq is a hole only if no topic used it. */
@@ -100,7 +106,7 @@ export class SeqFates {
     log: SeenInLog,
   ): Promise<Map<string, SeqFateFigures>> {
     const figures = new Map<string, SeqFateFigures>();
-    let budget = this.maxWrites;
+    const budget = { left: this.maxWrites };
     for (const stream of streams) {
       const counter = await ports.counter.read(stream);
       const allocated = counter?.lastSeq ?? 0;
@@ -115,23 +121,10 @@ export class SeqFates {
       // Only the home topic's audit can have read a hole's record, if it was sent at all.
       const judge = counter?.homeTopic === undefined || counter.homeTopic === topic;
       for (const [from, to] of judge ? holes : []) {
-        for (let seq = from; seq <= Math.min(to, oldUpTo) && budget > 0; seq++) {
-          const inLog = log.seen(stream, seq);
-          if (inLog === undefined || (!inLog && !log.complete)) continue; // cannot tell yet
-          budget--;
-          const block = { stream, firstSeq: seq, topic, session: '', idempotencyKey: undefined };
-          const written = inLog
-            ? await ports.ledger.fill({
-                ...block,
-                outcomes: [{ status: 'UNKNOWN', message: FOUND }],
-              })
-            : await ports.ledger.void({
-                ...block,
-                outcomes: [{ status: 'VOID', message: MESSAGE }],
-              });
-          if (!written) break; // A publisher got there first: this hole is its block now.
-          (inLog ? found : voided).add(seq);
-        }
+        await settleHole(ports, { stream, topic, from, to: Math.min(to, oldUpTo) }, log, budget, {
+          voided,
+          found,
+        });
       }
       figures.set(stream, {
         allocated,
@@ -142,5 +135,57 @@ export class SeqFates {
       });
     }
     return figures;
+  }
+}
+
+interface Hole {
+  readonly stream: string;
+  readonly topic: string;
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * Gives the old seqs of one hole their fates, lowest first: each run of seqs absent from the
+ * log is one VOID range (per MAX_VOID_RANGE_SEQS), each seq found in it an UNKNOWN block. Stops
+ * at a block a publisher wrote meanwhile (the next run reads it), or when the budget is spent.
+ */
+async function settleHole(
+  ports: SeqFatePorts,
+  { stream, topic, from, to }: Hole,
+  log: SeenInLog,
+  budget: { left: number },
+  into: { readonly voided: SeqRanges; readonly found: SeqRanges },
+): Promise<void> {
+  const block = (firstSeq: number, n: number, status: 'VOID' | 'UNKNOWN') => ({
+    stream,
+    firstSeq,
+    topic,
+    session: '',
+    idempotencyKey: undefined,
+    outcomes: Array.from({ length: n }, () =>
+      status === 'VOID' ? { status, message: MESSAGE } : { status, message: FOUND },
+    ),
+  });
+  for (let seq = from; seq <= to && budget.left > 0; ) {
+    const inLog = log.seen(stream, seq);
+    if (inLog === undefined || (!inLog && !log.complete)) {
+      seq++; // cannot tell yet
+      continue;
+    }
+    budget.left--;
+    if (inLog) {
+      if (!(await ports.ledger.fill(block(seq, 1, 'UNKNOWN')))) return; // a publisher's now
+      into.found.add(seq);
+      seq++;
+      continue;
+    }
+    let end = seq;
+    while (end < to && end - seq + 1 < MAX_VOID_RANGE_SEQS && log.seen(stream, end + 1) === false)
+      end++;
+    const voided = await ports.ledger.void(block(seq, end - seq + 1, 'VOID'));
+    if (voided > 0) into.voided.addRange(seq, seq + voided - 1);
+    if (voided < end - seq + 1) return; // A publisher got there first: that block is its own.
+    seq = end + 1;
   }
 }

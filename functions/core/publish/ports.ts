@@ -97,6 +97,12 @@ export interface LedgerBlock {
  */
 export type LedgerVersion = string | 'absent';
 
+/**
+ * Most seqs one VOID item holds: a publisher's open looks this far below its first seq for a
+ * range holding it. 10,000 VOID outcomes are ~800 KB of JSON, a few KB gzipped.
+ */
+export const MAX_VOID_RANGE_SEQS = 10_000;
+
 export interface Ledger {
   /**
    * Writes the block and returns the version written. With `over`, only while the block is
@@ -110,12 +116,22 @@ export interface Ledger {
    * refused ('voided') when the audit has marked the block's first seq VOID, so a voided seq is
    * never sent. Its version is what the request's later writes expect.
    */
-  open(block: LedgerBlock, deadline: Deadline): Promise<{ readonly version: string } | 'voided'>;
+  open(
+    block: LedgerBlock,
+    deadline: Deadline,
+    /**
+     * The earliest time (ms) the audit may judge the block's seqs (their allocation plus the
+     * horizon, less clock skew): a VOID range holding them is written after it. Undefined: any.
+     */
+    judgedFrom?: number,
+  ): Promise<{ readonly version: string } | 'voided'>;
   /**
-   * Records a block of VOID outcomes unless a block already starts at its first seq (a
-   * publisher's, or an earlier VOID): false then, and nothing is written.
+   * Records a range of VOID outcomes (at most MAX_VOID_RANGE_SEQS) as one item, unless a block
+   * already starts at its first seq (a publisher's, or an earlier VOID): 0 then, and nothing is
+   * written. A block found starting inside the range ends it: returns how many seqs, from the
+   * first, are VOID now.
    */
-  void(block: LedgerBlock, deadline?: Deadline): Promise<boolean>;
+  void(block: LedgerBlock, deadline?: Deadline): Promise<number>;
   /**
    * Records a block the audit found in the log with no ledger block (UNKNOWN, settled by the
    * UNKNOWN rules), unless a block already starts at its first seq: false then.

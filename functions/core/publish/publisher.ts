@@ -21,6 +21,9 @@ import type {
 import type { RecordInput } from './record.js';
 import { createSendStep, voidedError } from './send-step.js';
 
+/** How far two containers' clocks may differ, the audit's and a publisher's (Lambda's are NTP-synced). */
+const CLOCK_SKEW_MS = 2000;
+
 /** Every outcome final (or refused before a seq): the answer a key may replay forever. */
 export function isSettledResult(result: PublishResult): boolean {
   return result.results.every((r) => r.kind === 'rejected' || isSettled(r.outcome));
@@ -105,6 +108,8 @@ export function createPublisher(ports: PublisherPorts) {
     let claim: (() => Promise<void>) | undefined;
     // The ledger block is opened before the send (see the plan above), unless this is false.
     let ledgerFirst = true;
+    // When the seqs were allocated (a retry: no later than its first attempt's start).
+    let allocatedAt: number;
     if (stored !== undefined && key !== undefined) {
       // A retry of an attempt that ended unsettled (or died): its seqs, under a fresh lock.
       const [locked, found] = await Promise.allSettled([
@@ -122,6 +127,7 @@ export function createPublisher(ports: PublisherPorts) {
       }
       firstSeq = stored.firstSeq;
       timestamp = stored.timestamp;
+      allocatedAt = stored.timestamp;
       previous = found.value;
     } else {
       const allocation = await ports.allocator.allocate(
@@ -131,6 +137,7 @@ export function createPublisher(ports: PublisherPorts) {
         request.deadline,
       );
       firstSeq = allocation.firstSeq;
+      allocatedAt = allocation.allocatedAt;
       ledgerFirst = !(
         allocation.homeTopic === request.topic &&
         request.deadline.at <= allocation.allocatedAt + ports.auditHorizonMs
@@ -186,7 +193,14 @@ export function createPublisher(ports: PublisherPorts) {
         };
       });
       const { final, recorded } = planned.some((p) => p.kept === undefined)
-        ? await sendAndRecord({ request, firstSeq, planned, claim, ledgerFirst })
+        ? await sendAndRecord({
+            request,
+            firstSeq,
+            planned,
+            claim,
+            ledgerFirst,
+            judgedFrom: allocatedAt + ports.auditHorizonMs - CLOCK_SKEW_MS,
+          })
         : { final: planned.map((p) => p.kept as RecordOutcome), recorded: Promise.resolve([]) };
 
       let next = 0;

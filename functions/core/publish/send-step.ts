@@ -24,6 +24,8 @@ interface SendOptions {
    * allocation is the write-ahead record and the outcomes are the block's first write.
    */
   readonly ledgerFirst: boolean;
+  /** The earliest time the audit may judge these seqs (Ledger.open's `judgedFrom`). */
+  readonly judgedFrom?: number;
 }
 
 /** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
@@ -39,7 +41,7 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
     await (opened !== undefined
       ? ports.ledger.write(voided, request.deadline, opened)
       : ports.ledger.void(voided, request.deadline)
-    ).catch(() => false);
+    ).catch(() => 0);
   }
 
   /**
@@ -55,10 +57,11 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
     block: LedgerBlock,
     claim: (() => Promise<void>) | undefined,
     ledgerFirst: boolean,
+    judgedFrom: number | undefined,
   ): Promise<LedgerVersion> {
     const [opened, claimed] = await Promise.allSettled([
       ledgerFirst
-        ? ports.ledger.open(block, request.deadline)
+        ? ports.ledger.open(block, request.deadline, judgedFrom)
         : Promise.resolve('unopened' as const),
       claim?.(),
     ]);
@@ -103,6 +106,7 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
     planned,
     claim,
     ledgerFirst,
+    judgedFrom,
   }: SendOptions): Promise<{ final: RecordOutcome[]; recorded: Promise<string[]> }> {
     const session = await ports.sender.session();
     const block = (outcomes: RecordOutcome[], sentBy: string) => ({
@@ -125,6 +129,7 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
       ),
       claim,
       ledgerFirst,
+      judgedFrom,
     );
     const toSend = planned.filter((p) => p.kept === undefined);
     const sent = await ports.sender.send(

@@ -9,18 +9,25 @@ import type { Allocation, SequenceAllocator } from './ports.js';
 // deadline falls within `horizonMs` of the lease's allocation. With a horizon of 0 nothing is
 // leased (every request allocates exactly what it needs, as without leases).
 //
-// The lease grows with the container's rate in the stream (twice the seqs it handed out in the
-// last two windows), up to `maxLease`: an idle or slow container leases nothing extra, so the seqs an
-// ending container leaves VOID are at most about what it publishes in two windows. Requests that
-// arrive while the container's allocation for the stream is on its way wait for it (and take
-// from the lease it brings) rather than each allocating, and leaving, a lease of its own.
+// Unused seqs are kept few (issue 31: a third of the seqs were VOID in a chaos run, leases sized
+// by twice two windows' demand, a rest too small for the next request given up):
+// - a lease is sized by the container's demand over the last window (a sliding estimate), up to
+//   `maxLease`: an idle or slow container leases nothing extra, and a container that stops leaves
+//   about half a window's seqs unused;
+// - a rest too small for a request is kept (up to MAX_RESTS of them per stream) for a later,
+//   smaller one, and so are seqs a request never used (`giveBack`).
+// Requests that arrive while the container's allocation for the stream is on its way wait for it
+// (and take from the lease it brings) rather than each allocating, and leaving, a lease of its own.
+
+/** Rests of earlier leases a container keeps per stream for smaller requests (the rest: holes). */
+const MAX_RESTS = 8;
 
 export interface SeqLeaseOptions {
   /** The audit's horizon (ms): leased seqs are used only by requests ending within it. */
   readonly horizonMs: number;
   /** Most seqs leased beyond a request's own. */
   readonly maxLease: number;
-  /** Rate window (ms) the lease is sized by. */
+  /** Rate window (ms): a lease holds about one window's demand of the container. */
   readonly windowMs: number;
   readonly now?: () => number;
 }
@@ -49,7 +56,8 @@ export interface SeqLeases extends SequenceAllocator {
 
 export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptions): SeqLeases {
   const now = options.now ?? Date.now;
-  const leases = new Map<string, Lease>();
+  /** Per stream, the seqs at hand, oldest allocation first. */
+  const leases = new Map<string, Lease[]>();
   const rates = new Map<string, Rate>();
   const pending = new Map<string, Promise<unknown>>();
   let sweptAt = now();
@@ -65,15 +73,40 @@ export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptio
     for (const [stream, rate] of rates) {
       if (at - rate.windowStart >= 2 * options.windowMs) rates.delete(stream);
     }
-    for (const [stream, lease] of leases) {
-      if (lease.allocatedAt + options.horizonMs < at) leases.delete(stream);
+    for (const [stream, rests] of leases) {
+      const live = rests.filter((lease) => lease.allocatedAt + options.horizonMs >= at);
+      if (live.length === 0) leases.delete(stream);
+      else leases.set(stream, live);
     }
   }
 
-  const usable = (lease: Lease | undefined, count: number, deadline: Deadline) =>
-    lease !== undefined &&
-    lease.last - lease.next + 1 >= count &&
-    deadline.at <= lease.allocatedAt + options.horizonMs;
+  const fits = (lease: Lease, count: number, deadline: Deadline) =>
+    lease.last - lease.next + 1 >= count && deadline.at <= lease.allocatedAt + options.horizonMs;
+  const size = (lease: Lease) => lease.last - lease.next + 1;
+  /** The smallest rest a request can use (larger ones stay for larger requests), oldest first. */
+  function usable(stream: string, count: number, deadline: Deadline): Lease | undefined {
+    let best: Lease | undefined;
+    for (const lease of leases.get(stream) ?? []) {
+      if (fits(lease, count, deadline) && (best === undefined || size(lease) < size(best)))
+        best = lease;
+    }
+    return best;
+  }
+  /** Seqs at hand that a request starting now may still use. */
+  const atHand = (stream: string, deadline: Deadline) =>
+    (leases.get(stream) ?? []).reduce((sum, l) => sum + (fits(l, 1, deadline) ? size(l) : 0), 0);
+
+  /** Keeps seqs at hand, oldest first; past MAX_RESTS the smallest rest is given up (a hole). */
+  function keep(stream: string, lease: Lease): void {
+    const rests = leases.get(stream) ?? [];
+    rests.push(lease);
+    rests.sort((a, b) => a.allocatedAt - b.allocatedAt || a.next - b.next);
+    if (rests.length > MAX_RESTS) {
+      const smallest = rests.reduce((min, l) => (size(l) < size(min) ? l : min));
+      rests.splice(rests.indexOf(smallest), 1);
+    }
+    leases.set(stream, rests);
+  }
 
   function counted(stream: string, count: number): number {
     const at = now();
@@ -87,34 +120,41 @@ export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptio
     }
     rate.current += count;
     rates.set(stream, rate);
-    // What this container handed out in the stream lately, this request's own excluded.
-    return rate.previous + rate.current - count;
+    // What this container handed out in the last window (the previous one counted for the part
+    // still inside it), this request's own excluded.
+    const elapsed = Math.min(1, (at - rate.windowStart) / options.windowMs);
+    return Math.ceil(rate.previous * (1 - elapsed)) + rate.current - count;
   }
 
   function take(stream: string, lease: Lease, count: number): Allocation {
     const firstSeq = lease.next;
     lease.next += count;
-    if (lease.next > lease.last) leases.delete(stream);
+    if (lease.next > lease.last) {
+      const rest = (leases.get(stream) ?? []).filter((l) => l !== lease);
+      if (rest.length === 0) leases.delete(stream);
+      else leases.set(stream, rest);
+    }
     return { firstSeq, homeTopic: lease.homeTopic, allocatedAt: lease.allocatedAt };
   }
 
   return {
     peek(stream, count, deadline) {
-      return options.horizonMs > 0 && usable(leases.get(stream), count, deadline);
+      return options.horizonMs > 0 && usable(stream, count, deadline) !== undefined;
     },
 
     async allocate(stream, count, topic, deadline) {
       const recent = counted(stream, count);
       if (options.horizonMs <= 0) return inner.allocate(stream, count, topic, deadline);
       for (;;) {
-        const held = leases.get(stream);
-        if (usable(held, count, deadline)) return take(stream, held as Lease, count);
+        const held = usable(stream, count, deadline);
+        if (held !== undefined) return take(stream, held, count);
         const coming = pending.get(stream);
         if (coming === undefined || deadline.expired()) break;
         await beforeDeadline(coming, deadline, 'waiting for seqs').catch(() => undefined);
       }
-      // Twice the recent rate: the lease outlasts the requests that come while it is used.
-      const extra = Math.min(options.maxLease, 2 * recent);
+      // About a window's demand, less the seqs still at hand: a round trip a window, and few
+      // seqs left when the container stops.
+      const extra = Math.max(0, Math.min(options.maxLease, recent - atHand(stream, deadline)));
       const call = inner.allocate(stream, count + extra, topic, deadline);
       pending.set(stream, call);
       let allocation: Allocation;
@@ -124,9 +164,8 @@ export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptio
         if (pending.get(stream) === call) pending.delete(stream);
       }
       if (extra > 0) {
-        // A lease still held (another request of this container took one meanwhile, or it was
-        // too small) is given up: its rest is a hole the audit voids.
-        leases.set(stream, {
+        // Seqs still at hand (too few for this request) stay for smaller ones.
+        keep(stream, {
           next: allocation.firstSeq + count,
           last: allocation.firstSeq + count + extra - 1,
           homeTopic: allocation.homeTopic,
@@ -140,12 +179,14 @@ export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptio
 
     giveBack(stream, allocation, count) {
       if (options.horizonMs <= 0) return;
-      const lease = leases.get(stream);
       const last = allocation.firstSeq + count - 1;
-      if (lease?.next === last + 1 && lease.allocatedAt === allocation.allocatedAt) {
+      const lease = leases
+        .get(stream)
+        ?.find((l) => l.next === last + 1 && l.allocatedAt === allocation.allocatedAt);
+      if (lease !== undefined) {
         lease.next = allocation.firstSeq; // the seqs right before the lease's rest
-      } else if (lease === undefined) {
-        leases.set(stream, {
+      } else {
+        keep(stream, {
           next: allocation.firstSeq,
           last,
           homeTopic: allocation.homeTopic,

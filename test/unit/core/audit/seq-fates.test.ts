@@ -4,11 +4,12 @@ import {
   type SeqFatePorts,
   SeqFates,
 } from '../../../../functions/core/audit/seq-fates.js';
-import type { LedgerBlock } from '../../../../functions/core/publish/ports.js';
+import { type LedgerBlock, MAX_VOID_RANGE_SEQS } from '../../../../functions/core/publish/ports.js';
 import type { RecordOutcome } from '../../../../functions/core/shared/outcomes.js';
 
-// The audit's hole finder with fake ports: a counter and a ledger whose VOID write refuses a seq
-// where a block already starts, as the DynamoDB adapter's conditional put does.
+// The audit's hole finder with fake ports: a counter and a ledger whose VOID range write refuses
+// a seq where a block already starts, and ends at a block starting inside it, as the DynamoDB
+// adapter's conditional put and its read after do.
 
 const HORIZON_AT = Date.UTC(2026, 10, 30, 12);
 const OLD = HORIZON_AT - 60_000;
@@ -34,7 +35,7 @@ function ports(
   taken: readonly number[] = [],
   homeTopic?: string,
 ) {
-  const voids: number[] = [];
+  const voids: Array<[number, number]> = [];
   const found: number[] = [];
   const starts = new Set(taken);
   const fake: SeqFatePorts = {
@@ -44,11 +45,17 @@ function ports(
     },
     ledger: {
       async void(b) {
-        expect(b.outcomes).toEqual([{ status: 'VOID', message: expect.any(String) }]);
-        if (starts.has(b.firstSeq)) return false;
+        expect(b.outcomes.every((o) => o.status === 'VOID')).toBe(true);
+        if (starts.has(b.firstSeq)) return 0;
+        const last = b.firstSeq + b.outcomes.length - 1;
+        let inside: number | undefined;
+        for (const start of starts)
+          if (start > b.firstSeq && start <= last && (inside === undefined || start < inside))
+            inside = start;
+        const n = (inside ?? last + 1) - b.firstSeq;
         starts.add(b.firstSeq);
-        voids.push(b.firstSeq);
-        return true;
+        voids.push([b.firstSeq, b.firstSeq + n - 1]);
+        return n;
       },
       async fill(b) {
         expect(b.outcomes).toEqual([{ status: 'UNKNOWN', message: expect.any(String) }]);
@@ -73,7 +80,7 @@ async function settle(fates: SeqFates, p: SeqFatePorts, log: SeenInLog = logOf()
 }
 
 describe('SeqFates', () => {
-  it('voids every seq up to the counter with no block, one at a time, once older than the horizon', async () => {
+  it('voids every hole up to the counter, one VOID range each, once older than the horizon', async () => {
     const fates = new SeqFates(HORIZON_AT);
     fates.addBlock(block(1, 2));
     fates.addBlock(block(5, 1));
@@ -84,7 +91,10 @@ describe('SeqFates', () => {
       voidedNow: 5,
       unrecorded: [],
     });
-    expect(voids).toEqual([3, 4, 6, 7, 8]);
+    expect(voids).toEqual([
+      [3, 4],
+      [6, 8],
+    ]);
   });
 
   it('leaves holes younger than the horizon unrecorded, except below a block written before it', async () => {
@@ -100,15 +110,49 @@ describe('SeqFates', () => {
         [7, 7],
       ],
     });
-    expect(voids).toEqual([2, 3]);
+    expect(voids).toEqual([[2, 3]]);
   });
 
-  it('stops voiding a hole where a publisher has just written its block', async () => {
+  it('ends a VOID range where a publisher has just written its block, and leaves the rest', async () => {
     const fates = new SeqFates(HORIZON_AT);
     fates.addBlock(block(1, 1));
     const { fake, voids } = ports(6, OLD, [4]);
     expect(await settle(fates, fake)).toMatchObject({ voidedNow: 2, unrecorded: [[4, 6]] });
-    expect(voids).toEqual([2, 3]);
+    expect(voids).toEqual([[2, 3]]);
+  });
+
+  it('voids a hole where a publisher has just written at its first seq not at all', async () => {
+    const fates = new SeqFates(HORIZON_AT);
+    fates.addBlock(block(1, 1));
+    const { fake, voids } = ports(6, OLD, [2]);
+    expect(await settle(fates, fake)).toMatchObject({ voidedNow: 0, unrecorded: [[2, 6]] });
+    expect(voids).toEqual([]);
+  });
+
+  it('gives every old hole a fate in one run, whatever the backlog: one write per hole', async () => {
+    // 3,000 unused lease rests of 9 seqs between 1-seq blocks: 27,000 seqs, 27 runs of the
+    // old one-VOID-per-seq audit at 1,000 a run.
+    const fates = new SeqFates(HORIZON_AT);
+    for (let i = 0; i < 3000; i++) fates.addBlock(block(10 * i + 1, 1));
+    const { fake, voids } = ports(30_000, OLD);
+    expect(await settle(fates, fake)).toEqual({
+      allocated: 30_000,
+      void: 27_000,
+      voidedNow: 27_000,
+      unrecorded: [],
+    });
+    expect(voids).toHaveLength(3000);
+  });
+
+  it('splits a hole longer than MAX_VOID_RANGE_SEQS into ranges of at most that', async () => {
+    const fates = new SeqFates(HORIZON_AT);
+    const { fake, voids } = ports(MAX_VOID_RANGE_SEQS * 2 + 5, OLD);
+    expect(await settle(fates, fake)).toMatchObject({ voidedNow: MAX_VOID_RANGE_SEQS * 2 + 5 });
+    expect(voids).toEqual([
+      [1, MAX_VOID_RANGE_SEQS],
+      [MAX_VOID_RANGE_SEQS + 1, 2 * MAX_VOID_RANGE_SEQS],
+      [2 * MAX_VOID_RANGE_SEQS + 1, 2 * MAX_VOID_RANGE_SEQS + 5],
+    ]);
   });
 
   it('counts VOID outcomes already in the ledger and treats blocks of every topic as fates', async () => {
@@ -126,12 +170,21 @@ describe('SeqFates', () => {
     expect(voids).toEqual([]);
   });
 
-  it('writes at most its budget of VOIDs per run; the next run goes on', async () => {
+  it('writes at most its budget of ranges per run; the next run goes on', async () => {
+    const blocks = [2, 4, 6, 8].map((seq) => block(seq, 1));
     const first = new SeqFates(HORIZON_AT, 3);
-    const { fake, voids } = ports(5, OLD);
-    expect(await settle(first, fake)).toMatchObject({ voidedNow: 3, unrecorded: [[4, 5]] });
+    for (const b of blocks) first.addBlock(b);
+    const { fake, voids } = ports(9, OLD, [2, 4, 6, 8]);
+    expect(await settle(first, fake)).toMatchObject({
+      voidedNow: 3,
+      unrecorded: [
+        [7, 7],
+        [9, 9],
+      ],
+    });
     const next = new SeqFates(HORIZON_AT, 3);
-    for (const seq of voids) {
+    for (const b of blocks) next.addBlock(b);
+    for (const [seq] of voids) {
       next.addBlock({ ...block(seq, 1), outcomes: [{ status: 'VOID', message: 'run 1' }] });
     }
     expect(await settle(next, fake)).toMatchObject({ void: 5, voidedNow: 2, unrecorded: [] });
@@ -149,7 +202,10 @@ describe('SeqFates', () => {
       unrecorded: [],
     });
     expect(found).toEqual([3, 5]);
-    expect(voids).toEqual([2, 4]);
+    expect(voids).toEqual([
+      [2, 2],
+      [4, 4],
+    ]);
   });
 
   it('voids nothing it has not seen while the log was not read to its end; found ones it records', async () => {
@@ -174,7 +230,7 @@ describe('SeqFates', () => {
       voidedNow: 2,
       unrecorded: [[1, 2]],
     });
-    expect(voids).toEqual([3, 4]);
+    expect(voids).toEqual([[3, 4]]);
   });
 
   it("leaves a stream's holes to the audit of its home topic, the one that can find them sent", async () => {

@@ -129,18 +129,26 @@ class FakeLedger implements Ledger {
   }
 
   /** Like DynamoDB's conditional put: refused when a VOID block starts at the same seq. */
-  async open(block: LedgerBlock): Promise<{ version: string } | 'voided'> {
+  /** Each open's `judgedFrom`: when the audit may first judge its seqs. */
+  readonly judgedFrom: Array<number | undefined> = [];
+
+  async open(
+    block: LedgerBlock,
+    _deadline?: Deadline,
+    judgedFrom?: number,
+  ): Promise<{ version: string } | 'voided'> {
     const there = this.blocks.get(`${block.stream}/${block.firstSeq}`);
     this.dynamo.push('ledger.open');
+    this.judgedFrom.push(judgedFrom);
     if (there?.outcomes.every((o) => o.status === 'VOID')) return 'voided';
     return { version: await this.store(block) };
   }
 
-  async void(block: LedgerBlock): Promise<boolean> {
+  async void(block: LedgerBlock): Promise<number> {
     this.dynamo.push('ledger.void');
-    if (this.blocks.has(`${block.stream}/${block.firstSeq}`)) return false;
+    if (this.blocks.has(`${block.stream}/${block.firstSeq}`)) return 0;
     await this.store(block);
-    return true;
+    return block.outcomes.length;
   }
 
   async fill(block: LedgerBlock): Promise<boolean> {
@@ -966,6 +974,15 @@ describe('publish: the fast path (a request ending within the audit horizon of i
     // The stream's home is `single` (its first allocation's): another topic waits for the block.
     await other.publisher.publish(request([rec()], { topic: 'orders' }));
     expect(other.dynamo).toEqual(['allocate', 'ledger.open', 'ledger.write']);
+  });
+
+  it('tells the ledger when the audit may first judge the seqs it opens: their allocation plus the horizon, less clock skew', async () => {
+    const { publisher, ledger } = setup([], 5_000);
+    const before = Date.now();
+    await publisher.publish(request([rec()])); // its deadline is 10 s away: opened first
+    const [judgedFrom] = ledger.judgedFrom;
+    expect(judgedFrom).toBeGreaterThanOrEqual(before + 5_000 - 2_000);
+    expect(judgedFrom).toBeLessThanOrEqual(Date.now() + 5_000 - 2_000);
   });
 
   it('key, seqs leased: the claim is the one call before the send, and a replay is answered from the refused claim', async () => {

@@ -99,7 +99,7 @@ function fakes(options: {
     },
     async void(block) {
       calls.push({ op: 'void', block });
-      return true;
+      return block.outcomes.length;
     },
     fill: unused,
     find: unused,

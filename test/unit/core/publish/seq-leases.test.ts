@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Allocation, SequenceAllocator } from '../../../../functions/core/publish/ports.js';
 import { createSeqLeases } from '../../../../functions/core/publish/seq-leases.js';
 import { Deadline } from '../../../../functions/core/shared/deadline.js';
+import { between, seededRandom } from '../../../chaos/random.js';
 
 /** A counter that records each call (its count) and answers after `delayMs`. */
 function counter(delayMs = 0) {
@@ -84,6 +85,47 @@ describe('createSeqLeases', () => {
     expect(new Set(seqs).size).toBe(50);
     expect(calls.length).toBeLessThan(3 + 5);
     expect(last() - 53).toBeLessThanOrEqual(100);
+  });
+
+  it('leaves at most 5 % of its seqs unused: a container sending 1 to 12 records a request, one after another, then stopping', async () => {
+    // The chaos run's publishers: one request at a time, 1..12 records, every 0.3..1.5 s (or
+    // faster). Leases sized by twice two windows' demand, a rest too small for the next request
+    // given up, left 12..16 % of these seqs unused (8..10 % at the faster pace); all VOID later.
+    for (const [pace, fastest, slowest] of [
+      ['chaos', 300, 1500],
+      ['fast', 40, 300],
+    ] as const) {
+      for (const seed of [1, 2, 3]) {
+        const random = seededRandom(seed);
+        const { allocator, calls, last } = counter();
+        const leases = createSeqLeases(allocator, { ...options, horizonMs: 30_000 });
+        let used = 0;
+        for (let i = 0; i < 200; i++) {
+          clock.now += between(random, fastest, slowest);
+          const count = between(random, 1, 12);
+          await leases.allocate('s', count, 'orders', new Deadline(clock.now + 8000));
+          used += count;
+        }
+        const unused = last() - used;
+        const named = `${pace} pace, seed ${seed}: ${unused} of ${last()} unused`;
+        expect(unused / last(), named).toBeLessThanOrEqual(0.05);
+        // Still a lease where it pays: most requests of a busy container make no round trip.
+        if (pace === 'fast') expect(calls.length, named).toBeLessThan(200 / 4);
+      }
+    }
+  });
+
+  it('keeps a rest too small for one request for a later, smaller one', async () => {
+    const { allocator, calls } = counter();
+    const leases = createSeqLeases(allocator, options);
+    for (let i = 0; i < 4; i++) await leases.allocate('s', 1, 'orders', within());
+    expect(leases.peek('s', 2, within())).toBe(true);
+    expect(leases.peek('s', 10, within())).toBe(false);
+    const big = await leases.allocate('s', 10, 'orders', within());
+    const before = calls.length;
+    const small = await leases.allocate('s', 2, 'orders', within());
+    expect(small.firstSeq).toBeLessThan(big.firstSeq); // from the earlier lease's rest
+    expect(calls.length).toBe(before);
   });
 
   it('takes back seqs a request never used, for the next request of the stream', async () => {
