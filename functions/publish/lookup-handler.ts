@@ -1,9 +1,10 @@
 // GET /v3/clusters/{cluster_id}/records/lookup?stream=S&seq=N | ?idempotency_key=K — what the
 // ledger knows about a record: where it landed, or what happened to it (seed 003's question):
-// ACKED, FAILED, NOT_SENT, UNKNOWN or VOID; or that the seq was never allocated.
+// ACKED, FAILED, NOT_SENT, UNKNOWN or VOID; or that the seq was never allocated (404); or that
+// its fate is past the ledger's retention (410, with the day it expired).
 
-import type { LedgerBlock } from '../core/publish/ports.js';
-import { InvalidInputError, NotFoundError } from '../core/shared/errors.js';
+import type { Ledger, LedgerBlock } from '../core/publish/ports.js';
+import { GoneError, InvalidInputError, NotFoundError } from '../core/shared/errors.js';
 import { httpHandler, json } from '../platform/http.js';
 import { pathParameter } from '../platform/http-event.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from '../publishing/checks.js';
@@ -39,6 +40,27 @@ function unrecorded(stream: string, seq: number, counter: { lastSeq: number } | 
     : `seq: ${seq} of stream ${stream} was allocated and has no ledger record yet: its request is in flight, or never sent it (the audit records it VOID)`;
 }
 
+/**
+ * A GoneError when `seq`, allocated on `counter`, is below what the ledger keeps of the stream;
+ * undefined when it is not (never allocated, or not recorded yet).
+ */
+async function expired(
+  ledger: Ledger,
+  stream: string,
+  seq: number,
+  counter: { lastSeq: number; updatedAt: number } | undefined,
+  field: string,
+): Promise<GoneError | undefined> {
+  if (counter === undefined || seq > counter.lastSeq || ledger.retention === undefined) return;
+  const retention = await ledger.retention(stream, counter);
+  if (seq >= retention.keptFrom) return;
+  const { day, exact } = retention.expiredOn(seq);
+  return new GoneError(
+    `${field}: the fate of seq ${seq} of stream ${stream} is no longer kept: its ledger record expired ${exact ? 'on' : 'on or before'} ${day} (TALLY_LEDGER_RETENTION_DAYS); the audit reports of that time still count it`,
+    { field },
+  );
+}
+
 export const handler = httpHandler('read', async (event) => {
   const rt = await lookupRuntime();
   await checkCluster(rt, pathParameter(event, 'cluster_id'));
@@ -47,6 +69,17 @@ export const handler = httpHandler('read', async (event) => {
     checkIdempotencyKey(query.idempotency_key, 'idempotency_key');
     const reservation = await rt.keyed.get(query.idempotency_key);
     const block = reservation && (await rt.ledger.find(reservation.stream, reservation.firstSeq));
+    if (reservation && !block) {
+      const { stream, firstSeq } = reservation;
+      const gone = await expired(
+        rt.ledger,
+        stream,
+        firstSeq,
+        await rt.counter.read(stream),
+        'idempotency_key',
+      );
+      if (gone) throw gone;
+    }
     if (!reservation || !block) {
       throw new NotFoundError(
         `idempotency_key: no record was published with key ${query.idempotency_key}`,
@@ -74,9 +107,12 @@ export const handler = httpHandler('read', async (event) => {
     throw new InvalidInputError('seq: required, a positive integer', { field: 'seq' });
   }
   const block = await rt.ledger.find(stream, seq);
-  if (!block)
-    throw new NotFoundError(unrecorded(stream, seq, await rt.counter.read(stream)), {
-      field: 'seq',
-    });
+  if (!block) {
+    const counter = await rt.counter.read(stream);
+    throw (
+      (await expired(rt.ledger, stream, seq, counter, 'seq')) ??
+      new NotFoundError(unrecorded(stream, seq, counter), { field: 'seq' })
+    );
+  }
   return json(200, { kind: 'TallyRecordLookup', records: describe(block, seq, seq) });
 });

@@ -5,13 +5,25 @@ import {
   BatchGetCommand,
   type BatchGetCommandOutput,
   type DynamoDBDocumentClient,
+  GetCommand,
   PutCommand,
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  DAY_MS,
+  DEFAULT_LEDGER_RETENTION_DAYS,
+  expiresAtSeconds,
+  isExpired,
+  LEDGER_SHARDS,
+  ledgerPartitionKeys,
+  ledgerRetention,
+  ledgerShardKey,
+} from '../../core/publish/ledger-layout.js';
 import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish/ports.js';
 import type { Deadline } from '../../core/shared/deadline.js';
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/shared/outcomes.js';
 import { dynamoDbUnavailable, within } from './client.js';
+import { createDayMarks } from './ledger-day-marks.js';
 import { forEachPage } from './read-all.js';
 
 /**
@@ -31,6 +43,13 @@ function outcomesAttribute(block: LedgerBlock): Record<string, string | Uint8Arr
   return json.length > COMPRESS_ABOVE_BYTES ? { outcomesGz: gzipSync(json) } : { outcomes: json };
 }
 
+/**
+ * The version of a block read from its item before sharding (keyed by the stream alone): a
+ * write `over` it goes back to that item (see `expecting`), so a request or an audit that read a
+ * block before the change still settles it where it is.
+ */
+const LEGACY = 'legacy:';
+
 function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
   const text =
     item.outcomesGz instanceof Uint8Array
@@ -45,7 +64,13 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
     idempotencyKey: typeof item.idempotencyKey === 'string' ? item.idempotencyKey : undefined,
     outcomes: encoded.map(decodeOutcome),
     ...(typeof item.updatedAt === 'string' && { writtenAt: Date.parse(item.updatedAt) }),
-    version: typeof item.version === 'string' ? item.version : '',
+    // '' for an item from before versions, which only the layout before sharding has.
+    version:
+      typeof item.version !== 'string'
+        ? ''
+        : item.stream === stream
+          ? `${LEGACY}${item.version}`
+          : item.version,
   };
 }
 
@@ -60,6 +85,7 @@ interface Condition {
 function expecting(over: LedgerVersion): Condition {
   const seq = { '#seq': 'seq' };
   if (over === 'absent') return { expression: 'attribute_not_exists(#seq)', names: seq };
+  if (over.startsWith(LEGACY)) over = over.slice(LEGACY.length);
   if (over === '') {
     return {
       expression: 'attribute_exists(#seq) AND attribute_not_exists(#version)',
@@ -73,29 +99,74 @@ function expecting(over: LedgerVersion): Condition {
   };
 }
 
+export interface LedgerOptions {
+  /** How long a block is kept after its last write: TALLY_LEDGER_RETENTION_DAYS (default 30). */
+  readonly retentionMs?: number;
+  /** Partition keys per stream (core/publish/ledger-layout.ts); 1 is one key per stream. */
+  readonly shards?: number;
+  /** Epoch ms: the time writes expire from, and reads judge expiry by. */
+  readonly now?: () => number;
+}
+
+type Item = Record<string, unknown>;
+
 /**
- * The publish ledger: one item per request's block of sequence numbers, keyed (stream, first
- * seq), holding each record's outcome in compact form.
+ * The publish ledger: one item per request's block of sequence numbers, keyed (`stream#shard`,
+ * first seq), holding each record's outcome in compact form and its expiry (`expiresAt`, the
+ * table's TTL). Items keyed (stream, first seq), as before sharding, are read beside them and
+ * never written again except by a write over a version read from one (see LEGACY).
  */
-export function createLedger(client: DynamoDBDocumentClient, tableName: string): Ledger {
+export function createLedger(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  {
+    retentionMs = DEFAULT_LEDGER_RETENTION_DAYS * DAY_MS,
+    shards = LEDGER_SHARDS,
+    now = Date.now,
+  }: LedgerOptions = {},
+): Ledger {
+  const marks = createDayMarks(client, tableName, retentionMs);
+  const partitions = (stream: string) => ledgerPartitionKeys(stream, shards);
+  /** A block's item, unless it is past its TTL (legacy items: their last write's). */
+  const live = (item: Item | undefined): item is Item => {
+    if (item === undefined || typeof item.seq !== 'number') return false;
+    const expiresAt =
+      typeof item.expiresAt === 'number'
+        ? item.expiresAt
+        : typeof item.updatedAt === 'string'
+          ? expiresAtSeconds(Date.parse(item.updatedAt), retentionMs)
+          : undefined;
+    return !isExpired(expiresAt, now());
+  };
+
   /**
    * Puts the block's item under a new version, under `condition` when given: the version, or
    * undefined when the condition refused it. A VOID block carries `voided`, the attribute a
-   * publisher's first write is conditioned on.
+   * publisher's first write is conditioned on. A publisher's write (a block not read back from
+   * the store) marks the stream's day.
    */
   async function put(
     block: LedgerBlock,
     deadline: Deadline | undefined,
     condition?: Condition,
+    over?: LedgerVersion,
   ): Promise<string | undefined> {
     const voided = block.outcomes.every((o) => o.status === 'VOID');
     const version = randomUUID();
+    const at = now();
+    const legacy =
+      over !== undefined && over !== 'absent' && (over === '' || over.startsWith(LEGACY));
+    const key = legacy ? block.stream : ledgerShardKey(block.stream, block.firstSeq, shards);
+    const marking =
+      block.writtenAt === undefined && !voided
+        ? marks.mark(block.stream, block.firstSeq, at, deadline)
+        : undefined;
     try {
       await client.send(
         new PutCommand({
           TableName: tableName,
           Item: {
-            stream: block.stream,
+            stream: key,
             seq: block.firstSeq,
             count: block.outcomes.length,
             lastSeq: block.firstSeq + block.outcomes.length - 1,
@@ -104,7 +175,8 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
             idempotencyKey: block.idempotencyKey,
             ...outcomesAttribute(block),
             ...(voided && { voided: true }),
-            updatedAt: new Date().toISOString(),
+            updatedAt: new Date(at).toISOString(),
+            expiresAt: expiresAtSeconds(at, retentionMs),
             version,
           },
           ...(condition && {
@@ -115,16 +187,35 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
         }),
         within(deadline),
       );
-      return version;
+      return legacy ? `${LEGACY}${version}` : version;
     } catch (error) {
       if (condition && error instanceof ConditionalCheckFailedException) return undefined;
       throw dynamoDbUnavailable(`recording seqs ${block.firstSeq}.. of ${block.stream}`, error);
+    } finally {
+      await marking;
     }
+  }
+
+  /** The live block with the highest first seq at or below `seq` under partition key `key`. */
+  async function highestAtOrBelow(key: string, seq: number, deadline?: Deadline) {
+    const { Items } = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: '#stream = :stream AND #seq <= :seq',
+        ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq' },
+        ExpressionAttributeValues: { ':stream': key, ':seq': seq },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+      within(deadline),
+    );
+    return Items?.[0];
   }
 
   return {
     write: (block, deadline, over) =>
-      put(block, deadline, over === undefined ? undefined : expecting(over)),
+      put(block, deadline, over === undefined ? undefined : expecting(over), over),
 
     async open(block, deadline) {
       const version = await put(block, deadline, {
@@ -139,95 +230,115 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
     fill: async (block, deadline) =>
       (await put(block, deadline, expecting('absent'))) !== undefined,
 
+    /**
+     * One consistent read of the item a block starting at `seq` has; else the highest block at
+     * or below `seq` of each partition key (the shards and the key before sharding) at once:
+     * blocks never overlap, so only the highest of them can hold `seq`.
+     */
     async find(stream, seq, deadline) {
-      let items: Record<string, unknown>[] | undefined;
+      const doing = `looking up seq ${seq} of stream ${stream}`;
+      let item: Item | undefined;
       try {
-        ({ Items: items } = await client.send(
-          new QueryCommand({
+        ({ Item: item } = await client.send(
+          new GetCommand({
             TableName: tableName,
-            KeyConditionExpression: '#stream = :stream AND #seq <= :seq',
-            ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq' },
-            ExpressionAttributeValues: { ':stream': stream, ':seq': seq },
-            ScanIndexForward: false,
-            Limit: 1,
+            Key: { stream: ledgerShardKey(stream, seq, shards), seq },
             ConsistentRead: true,
           }),
           within(deadline),
         ));
+        if (item === undefined) {
+          const found = await Promise.all(
+            partitions(stream).map((key) => highestAtOrBelow(key, seq, deadline)),
+          );
+          // The highest first seq; at a tie the sharded copy (a rewrite of a legacy block).
+          for (const candidate of found) {
+            if (candidate === undefined) continue;
+            if (item === undefined || Number(candidate.seq) > Number(item.seq)) item = candidate;
+            else if (candidate.seq === item.seq && item.stream === stream) item = candidate;
+          }
+        }
       } catch (error) {
-        throw dynamoDbUnavailable(`looking up seq ${seq} of stream ${stream}`, error);
+        throw dynamoDbUnavailable(doing, error);
       }
-      const item = items?.[0];
-      if (item === undefined || typeof item.seq !== 'number' || typeof item.count !== 'number') {
-        return undefined;
-      }
-      if (seq >= item.seq + item.count) return undefined;
+      if (!live(item) || typeof item.count !== 'number') return undefined;
+      if (seq >= Number(item.seq) + item.count) return undefined;
       return toBlock(stream, item);
     },
 
+    async retention(stream, counter) {
+      return ledgerRetention(await marks.read(stream), now(), retentionMs, counter);
+    },
+
+    /** The key before sharding first: a block rewritten since comes after its old copy. */
     async forEachBlock(stream, onBlock) {
-      await forEachPage(
-        client,
-        {
-          query: {
-            TableName: tableName,
-            KeyConditionExpression: '#stream = :stream',
-            ExpressionAttributeNames: { '#stream': 'stream' },
-            ExpressionAttributeValues: { ':stream': stream },
-            ConsistentRead: true,
+      for (const key of partitions(stream).reverse()) {
+        await forEachPage(
+          client,
+          {
+            query: {
+              TableName: tableName,
+              KeyConditionExpression: '#stream = :stream',
+              ExpressionAttributeNames: { '#stream': 'stream' },
+              ExpressionAttributeValues: { ':stream': key },
+              ConsistentRead: true,
+            },
           },
-        },
-        `reading the ledger of stream ${stream}`,
-        (items) => {
-          for (const item of items) onBlock(toBlock(stream, item));
-        },
-      );
+          `reading the ledger of stream ${stream}`,
+          (items) => {
+            for (const item of items) if (live(item)) onBlock(toBlock(stream, item));
+          },
+        );
+      }
     },
 
     /** Keys from the write-time index (eventually consistent), then the items, consistently. */
     async forEachChangedBlock(stream: string, since: number, onBlock: (b: LedgerBlock) => void) {
       const doing = `reading the ledger of stream ${stream} written since ${new Date(since).toISOString()}`;
-      const seqs: number[] = [];
-      await forEachPage(
-        client,
-        {
-          query: {
-            TableName: tableName,
-            IndexName: BY_WRITE_TIME_INDEX,
-            KeyConditionExpression: '#stream = :stream AND #updatedAt >= :since',
-            ExpressionAttributeNames: { '#stream': 'stream', '#updatedAt': 'updatedAt' },
-            ExpressionAttributeValues: {
-              ':stream': stream,
-              ':since': new Date(since).toISOString(),
+      const keys: Array<{ stream: string; seq: number }> = [];
+      for (const key of partitions(stream).reverse()) {
+        await forEachPage(
+          client,
+          {
+            query: {
+              TableName: tableName,
+              IndexName: BY_WRITE_TIME_INDEX,
+              KeyConditionExpression: '#stream = :stream AND #updatedAt >= :since',
+              ExpressionAttributeNames: { '#stream': 'stream', '#updatedAt': 'updatedAt' },
+              ExpressionAttributeValues: {
+                ':stream': key,
+                ':since': new Date(since).toISOString(),
+              },
             },
           },
-        },
-        doing,
-        (items) => {
-          for (const item of items) seqs.push(Number(item.seq));
-        },
-      );
-      for (let i = 0; i < seqs.length; i += BATCH_GET_KEYS) {
-        let keys: Record<string, unknown>[] | undefined = seqs
-          .slice(i, i + BATCH_GET_KEYS)
-          .map((seq) => ({ stream, seq }));
-        for (let attempt = 0; keys !== undefined && keys.length > 0; attempt++) {
+          doing,
+          (items) => {
+            for (const item of items) keys.push({ stream: key, seq: Number(item.seq) });
+          },
+        );
+      }
+      for (let i = 0; i < keys.length; i += BATCH_GET_KEYS) {
+        let batch: Record<string, unknown>[] | undefined = keys.slice(i, i + BATCH_GET_KEYS);
+        for (let attempt = 0; batch !== undefined && batch.length > 0; attempt++) {
           if (attempt > 0)
             await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
           let answer: BatchGetCommandOutput;
           try {
             answer = await client.send(
               new BatchGetCommand({
-                RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } },
+                RequestItems: { [tableName]: { Keys: batch, ConsistentRead: true } },
               }),
             );
           } catch (error) {
             throw dynamoDbUnavailable(doing, error);
           }
-          for (const item of answer.Responses?.[tableName] ?? []) onBlock(toBlock(stream, item));
-          keys = answer.UnprocessedKeys?.[tableName]?.Keys;
-          if (attempt >= 8 && keys !== undefined && keys.length > 0)
-            throw dynamoDbUnavailable(doing, new Error(`${keys.length} keys left unprocessed`));
+          // A batch answers in any order: the copies before sharding first, as forEachBlock.
+          const items = (answer.Responses?.[tableName] ?? []).filter(live);
+          items.sort((a, b) => Number(b.stream === stream) - Number(a.stream === stream));
+          for (const item of items) onBlock(toBlock(stream, item));
+          batch = answer.UnprocessedKeys?.[tableName]?.Keys;
+          if (attempt >= 8 && batch !== undefined && batch.length > 0)
+            throw dynamoDbUnavailable(doing, new Error(`${batch.length} keys left unprocessed`));
         }
       }
     },
