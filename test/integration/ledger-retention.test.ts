@@ -37,7 +37,8 @@ function tables() {
   };
 }
 
-const ack = (offset: number) => ({ status: 'ACKED', partition: 0, offset: String(offset) }) as const;
+const ack = (offset: number) =>
+  ({ status: 'ACKED', partition: 0, offset: String(offset) }) as const;
 
 function block(stream: string, firstSeq: number, count = 1, key?: string): LedgerBlock {
   return {
@@ -233,7 +234,10 @@ describe('ledger retention', () => {
     expect(settled).toMatch(/^legacy:/);
     expect(await ledger.write(block(stream, 1, 3), undefined, 'legacy:v1')).toBeUndefined();
     // A retry reopening a legacy block writes the new layout, which reads prefer.
-    await ledger.open({ ...block(stream, 4, 2), outcomes: [ack(4), ack(5)] }, new Deadline(Date.now() + 5000));
+    await ledger.open(
+      { ...block(stream, 4, 2), outcomes: [ack(4), ack(5)] },
+      new Deadline(Date.now() + 5000),
+    );
     expect((await ledger.find(stream, 5))?.outcomes[1]).toEqual(ack(5));
     const order: number[] = [];
     await ledger.forEachBlock(stream, (b) => order.push(b.firstSeq));

@@ -27,6 +27,8 @@ export function createDayMarks(
     async mark(stream: string, firstSeq: number, now: number, deadline?: Deadline): Promise<void> {
       const day = Math.floor(now / DAY_MS);
       if (marked.get(stream) === day) return;
+      // Taken before the call: the container's other requests of the day do not mark again.
+      marked.set(stream, day);
       try {
         await client.send(
           new UpdateCommand({
@@ -41,9 +43,8 @@ export function createDayMarks(
           }),
           within(deadline),
         );
-        marked.set(stream, day);
       } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) marked.set(stream, day);
+        if (!(error instanceof ConditionalCheckFailedException)) marked.delete(stream);
       }
     },
 
