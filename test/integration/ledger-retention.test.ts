@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
 import { createKeyedPublishes } from '../../functions/adapters/dynamodb/reservations.js';
@@ -8,7 +8,7 @@ import {
   createStreamCounter,
 } from '../../functions/adapters/dynamodb/sequence-allocator.js';
 import { SeqFates } from '../../functions/core/audit/seq-fates.js';
-import { DAY_MS } from '../../functions/core/publish/ledger-layout.js';
+import { DAY_MS, ledgerShardKey } from '../../functions/core/publish/ledger-layout.js';
 import type { LedgerBlock } from '../../functions/core/publish/ports.js';
 import { Deadline } from '../../functions/core/shared/deadline.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
@@ -247,6 +247,14 @@ describe('ledger retention', () => {
     await ledger.forEachChangedBlock?.(stream, 0, (b) => changed.push(b.firstSeq));
     expect(changed.sort((a, b) => a - b)).toEqual([1, 4, 4, 6]);
     expect(await itemsOf(client, stream)).toEqual({ blocks: 4, marks: 1 });
+    // The new block is under its shard's key, with its TTL.
+    const { Item: sharded } = await documents.send(
+      new GetCommand({
+        TableName: tables().ledger,
+        Key: { stream: ledgerShardKey(stream, 6), seq: 6 },
+      }),
+    );
+    expect(sharded?.expiresAt).toBeGreaterThan(Date.now() / 1000 + (RETENTION_DAYS - 1) * 86_400);
 
     // Every seq has its fate across both layouts: no hole to judge.
     const fates = new SeqFates(Date.now() + 1000);
