@@ -125,7 +125,7 @@ export function createLedger(
     now = Date.now,
   }: LedgerOptions = {},
 ): Ledger {
-  const marks = createDayMarks(client, tableName, retentionMs);
+  const dayMarks = createDayMarks(client, tableName, retentionMs);
   const partitions = (stream: string) => ledgerPartitionKeys(stream, shards);
   /** A block's item, unless it is past its TTL (legacy items: their last write's). */
   const live = (item: Item | undefined): item is Item => {
@@ -142,14 +142,16 @@ export function createLedger(
   /**
    * Puts the block's item under a new version, under `condition` when given: the version, or
    * undefined when the condition refused it. A VOID block carries `voided`, the attribute a
-   * publisher's first write is conditioned on. A publisher's write (a block not read back from
-   * the store) marks the stream's day.
+   * publisher's first write is conditioned on. With `marks`, a publisher's write (a block not
+   * read back from the store, not VOID) marks the stream's day; the audit's VOIDs and fills never
+   * do (their seqs are older than the day).
    */
   async function put(
     block: LedgerBlock,
     deadline: Deadline | undefined,
     condition?: Condition,
     over?: LedgerVersion,
+    marks?: 'marks',
   ): Promise<string | undefined> {
     const voided = block.outcomes.every((o) => o.status === 'VOID');
     const version = randomUUID();
@@ -158,8 +160,8 @@ export function createLedger(
       over !== undefined && over !== 'absent' && (over === '' || over.startsWith(LEGACY));
     const key = legacy ? block.stream : ledgerShardKey(block.stream, block.firstSeq, shards);
     const marking =
-      block.writtenAt === undefined && !voided
-        ? marks.mark(block.stream, block.firstSeq, at, deadline)
+      marks !== undefined && block.writtenAt === undefined && !voided
+        ? dayMarks.mark(block.stream, block.firstSeq, at, deadline)
         : undefined;
     try {
       await client.send(
@@ -215,13 +217,19 @@ export function createLedger(
 
   return {
     write: (block, deadline, over) =>
-      put(block, deadline, over === undefined ? undefined : expecting(over), over),
+      put(block, deadline, over === undefined ? undefined : expecting(over), over, 'marks'),
 
     async open(block, deadline) {
-      const version = await put(block, deadline, {
-        expression: 'attribute_not_exists(#seq) OR attribute_not_exists(voided)',
-        names: { '#seq': 'seq' },
-      });
+      const version = await put(
+        block,
+        deadline,
+        {
+          expression: 'attribute_not_exists(#seq) OR attribute_not_exists(voided)',
+          names: { '#seq': 'seq' },
+        },
+        undefined,
+        'marks',
+      );
       return version === undefined ? 'voided' : { version };
     },
 
@@ -267,7 +275,7 @@ export function createLedger(
     },
 
     async retention(stream, counter) {
-      return ledgerRetention(await marks.read(stream), now(), retentionMs, counter);
+      return ledgerRetention(await dayMarks.read(stream), now(), retentionMs, counter);
     },
 
     /** The key before sharding first: a block rewritten since comes after its old copy. */
