@@ -11,6 +11,17 @@ import { build } from 'esbuild';
 import { startLocalStack } from '../infra/local/stack.js';
 
 export const note = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+/** `--name N` from argv, a positive integer, else `fallback`. */
+export function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  if (at === -1) return fallback;
+  const value = Number(process.argv[at + 1]);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new Error(`--${name}: a positive integer, got ${String(process.argv[at + 1])}`);
+  }
+  return value;
+}
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export function javaProcesses(): string[] {

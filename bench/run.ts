@@ -4,7 +4,8 @@
 // raw kafkajs, kcat), audit (1 M and 10 M records beside a raw kafkajs consumer), reconcile
 // (10, 100, 1,000 groups), cold start (bundle size and module init per function), workflows
 // (both state machines under AWS's payload limits, simulated clusters up to 200,000
-// partitions), seq allocation (one stream's seqs a second, counter alone and leased), fan-out
+// partitions), seq allocation (one stream's seqs a second, counter alone and leased), ledger
+// shards (one stream's ledger writes with each key held to 1,000 writes/s, before and after), fan-out
 // (the audit and reconcile fan-outs beside one function: 1 M records on 16 partitions, 1,000
 // groups), the once guard (per-record cost beside the same handler without it), schema
 // serialization (Avro, Protobuf, JSON Schema per record beside plain JSON). Prints the
@@ -33,6 +34,7 @@ const SECTIONS = {
   coldStart: 'bench/cold-start.ts',
   workflows: 'bench/workflows.ts',
   seqAllocation: 'bench/seq-allocation.ts',
+  ledgerShards: 'bench/ledger-shards.ts',
   fanOut: 'bench/fan-out.ts',
   once: 'bench/once.ts',
   schema: 'bench/schema.ts',
@@ -129,6 +131,7 @@ const titles: Record<Section, string> = {
   coldStart: 'Cold start',
   workflows: 'Workflows at cluster size',
   seqAllocation: 'Seq allocation on one stream',
+  ledgerShards: 'Ledger writes on one stream, each key held to 1,000 writes/s',
   fanOut: 'Fan-out beside one function (audit, reconcile)',
   once: 'Once guard: per-record overhead',
   schema: 'Schema serialization: per-record cost beside plain JSON',

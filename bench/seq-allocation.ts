@@ -25,18 +25,8 @@ import { Deadline } from '../functions/core/shared/deadline.js';
 import { startDynamoDbServer } from '../infra/local/dynamodb-server.js';
 import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
 import { waitForDynamoDb } from '../infra/local/readiness.js';
-import { machineFacts, markdownTable, note, writeResults } from './harness.js';
+import { flag, machineFacts, markdownTable, note, writeResults } from './harness.js';
 
-/** `--name N` from argv, a positive integer, else `fallback`. */
-function flag(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  if (at === -1) return fallback;
-  const value = Number(process.argv[at + 1]);
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new Error(`--${name}: a positive integer, got ${String(process.argv[at + 1])}`);
-  }
-  return value;
-}
 const SECONDS = flag('seconds', 8);
 const CONTAINERS = flag('containers', 16);
 /** DynamoDB's write limit of one partition, hence of one item: 1,000 WCU a second. */

@@ -54,7 +54,9 @@ async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
   const { documents } = dynamoDbClients(config);
   const kafka = await kafkaClient(config, 'audit');
   const store = createAuditStore(documents, config.auditsTable);
-  const ledger = createLedger(documents, config.ledgerTable);
+  const ledger = createLedger(documents, config.ledgerTable, {
+    retentionMs: config.ledgerRetentionDays * 86_400_000,
+  });
   const auditor = createAuditor({
     ledger,
     log: createLogScanner(kafka),

@@ -391,6 +391,8 @@ export const openApiDocument: OpenApiDocument = {
           ...errors({
             '400': 'stream, seq or idempotency_key missing or not valid',
             '404': 'unknown cluster, a key never published, or a seq without a ledger record',
+            '410':
+              'the record was recorded and its ledger block is past TALLY_LEDGER_RETENTION_DAYS: the message names the day it expired',
           }),
         },
       },

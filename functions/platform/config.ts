@@ -109,6 +109,8 @@ export interface PublishConfig extends CommonConfig {
   readonly maxConcurrentRequests: number;
   readonly kafkaRetries: number;
   readonly idempotencyTtlSeconds: number;
+  /** TALLY_LEDGER_RETENTION_DAYS: ledger blocks expire this long after their last write. */
+  readonly ledgerRetentionDays: number;
   /**
    * The audit's horizon (TALLY_AUDIT_HORIZON_SECONDS, the same variable the audit reads): a
    * request ending within it of its seqs' allocation sends before any ledger write.
@@ -298,6 +300,23 @@ function scramSource(env: Env, wanted: boolean): ScramCredentialSource | undefin
 const auditHorizonSeconds = (env: Env) =>
   integer(env, 'TALLY_AUDIT_HORIZON_SECONDS', 300, 0, 86_400);
 
+/**
+ * How long a ledger block is kept after its last write (DynamoDB TTL), refused unless the audit's
+ * settings named in `inside` (seconds) are shorter: the audit settles and folds a seq before
+ * its block may expire.
+ */
+function ledgerRetentionDays(env: Env, inside: Readonly<Record<string, number>>): number {
+  const days = integer(env, 'TALLY_LEDGER_RETENTION_DAYS', 30, 1, 3650);
+  for (const [name, seconds] of Object.entries(inside)) {
+    if (seconds < days * 86_400) continue;
+    throw new ConfigurationError(
+      `${name} (${seconds} s) must be shorter than TALLY_LEDGER_RETENTION_DAYS (${days} days = ${days * 86_400} s): the audit needs a seq's ledger block until it has settled and folded it; lower ${name} or raise TALLY_LEDGER_RETENTION_DAYS`,
+      { field: 'TALLY_LEDGER_RETENTION_DAYS' },
+    );
+  }
+  return days;
+}
+
 export function loadPublishConfig(env: Env = process.env): PublishConfig {
   return {
     ...commonConfig(env),
@@ -316,6 +335,9 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     kafkaRetries: integer(env, 'TALLY_KAFKA_RETRIES', 5, 1, 100),
     idempotencyTtlSeconds: integer(env, 'TALLY_IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 31_536_000),
     auditHorizonSeconds: auditHorizonSeconds(env),
+    ledgerRetentionDays: ledgerRetentionDays(env, {
+      TALLY_AUDIT_HORIZON_SECONDS: auditHorizonSeconds(env),
+    }),
     seqLeaseMax: integer(env, 'TALLY_SEQ_LEASE_MAX', 100, 0, 1000),
     schemaRegistry: schemaRegistryConfig(env),
   };
@@ -412,7 +434,12 @@ export interface AuditConfig extends CommonConfig {
   readonly retentionSeconds: number;
   /** Each run reads again the ledger blocks written this long before the last one started. */
   readonly ledgerLagSeconds: number;
+  /** TALLY_LEDGER_RETENTION_DAYS: longer than the horizon and the retention above. */
+  readonly ledgerRetentionDays: number;
 }
+
+const auditRetentionSeconds = (env: Env) =>
+  integer(env, 'TALLY_AUDIT_RETENTION_SECONDS', 604_800, 86_400, 2_678_400);
 
 export function loadAuditConfig(env: Env = process.env): AuditConfig {
   return {
@@ -429,10 +456,14 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
     bucketSeconds: integer(env, 'TALLY_AUDIT_BUCKET_SECONDS', 300, 1, 86_400),
     // At least the longest horizon (an UNKNOWN is settled before it is folded); at most a month,
     // for the checkpoint's bound (one count per bucket of the topic is kept that long).
-    retentionSeconds: integer(env, 'TALLY_AUDIT_RETENTION_SECONDS', 604_800, 86_400, 2_678_400),
+    retentionSeconds: auditRetentionSeconds(env),
     // Longer than a ledger write can take to show in the write-time index (in-flight puts, the
     // index's lag, clocks): a block written then is read again, never missed.
     ledgerLagSeconds: integer(env, 'TALLY_AUDIT_LEDGER_LAG_SECONDS', 60, 1, 3600),
+    ledgerRetentionDays: ledgerRetentionDays(env, {
+      TALLY_AUDIT_HORIZON_SECONDS: auditHorizonSeconds(env),
+      TALLY_AUDIT_RETENTION_SECONDS: auditRetentionSeconds(env),
+    }),
   };
 }
 

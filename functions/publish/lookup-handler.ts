@@ -1,12 +1,14 @@
 // GET /v3/clusters/{cluster_id}/records/lookup?stream=S&seq=N | ?idempotency_key=K — what the
 // ledger knows about a record: where it landed, or what happened to it (seed 003's question):
-// ACKED, FAILED, NOT_SENT, UNKNOWN or VOID; or that the seq was never allocated.
+// ACKED, FAILED, NOT_SENT, UNKNOWN or VOID; or that the seq was never allocated (404); or that
+// its fate is past the ledger's retention (410, with the day it expired).
 
 import type { LedgerBlock } from '../core/publish/ports.js';
 import { InvalidInputError, NotFoundError } from '../core/shared/errors.js';
 import { httpHandler, json } from '../platform/http.js';
 import { pathParameter } from '../platform/http-event.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from '../publishing/checks.js';
+import { expired, unrecorded } from './lookup-fates.js';
 import { lookupRuntime } from './lookup-runtime.js';
 
 function describe(block: LedgerBlock, from: number, to: number) {
@@ -29,16 +31,6 @@ function describe(block: LedgerBlock, from: number, to: number) {
   return records;
 }
 
-/** Why the ledger has no fate for `seq`: never allocated, or allocated and not recorded yet. */
-function unrecorded(stream: string, seq: number, counter: { lastSeq: number } | undefined) {
-  const last = counter?.lastSeq ?? 0;
-  if (last === 0)
-    return `seq: ${seq} was never allocated: stream ${stream} has allocated no seqs (nothing was published to it); check the stream name (a topic's own stream is its name)`;
-  return seq > last
-    ? `seq: ${seq} was never allocated (stream ${stream} has allocated 1..${last})`
-    : `seq: ${seq} of stream ${stream} was allocated and has no ledger record yet: its request is in flight, or never sent it (the audit records it VOID)`;
-}
-
 export const handler = httpHandler('read', async (event) => {
   const rt = await lookupRuntime();
   await checkCluster(rt, pathParameter(event, 'cluster_id'));
@@ -47,6 +39,17 @@ export const handler = httpHandler('read', async (event) => {
     checkIdempotencyKey(query.idempotency_key, 'idempotency_key');
     const reservation = await rt.keyed.get(query.idempotency_key);
     const block = reservation && (await rt.ledger.find(reservation.stream, reservation.firstSeq));
+    if (reservation && !block) {
+      const { stream, firstSeq } = reservation;
+      const gone = await expired(
+        rt.ledger,
+        stream,
+        firstSeq,
+        await rt.counter.read(stream),
+        'idempotency_key',
+      );
+      if (gone) throw gone;
+    }
     if (!reservation || !block) {
       throw new NotFoundError(
         `idempotency_key: no record was published with key ${query.idempotency_key}`,
@@ -74,9 +77,12 @@ export const handler = httpHandler('read', async (event) => {
     throw new InvalidInputError('seq: required, a positive integer', { field: 'seq' });
   }
   const block = await rt.ledger.find(stream, seq);
-  if (!block)
-    throw new NotFoundError(unrecorded(stream, seq, await rt.counter.read(stream)), {
-      field: 'seq',
-    });
+  if (!block) {
+    const counter = await rt.counter.read(stream);
+    throw (
+      (await expired(rt.ledger, stream, seq, counter, 'seq')) ??
+      new NotFoundError(unrecorded(stream, seq, counter), { field: 'seq' })
+    );
+  }
   return json(200, { kind: 'TallyRecordLookup', records: describe(block, seq, seq) });
 });

@@ -16,7 +16,9 @@ export const lookupRuntime = lazyRuntime(async () => {
   const { documents } = dynamoDbClients(config);
   return {
     catalog: topicCatalog(await kafkaClient(config, 'publish'), config),
-    ledger: createLedger(documents, config.tables.ledger),
+    ledger: createLedger(documents, config.tables.ledger, {
+      retentionMs: config.ledgerRetentionDays * 86_400_000,
+    }),
     keyed: createKeyedPublishes(
       documents,
       config.tables.reservations,

@@ -31,7 +31,9 @@ async function build(config: PublishConfig) {
     maxBatchBytes: catalog.maxMessageBytes,
     log,
   });
-  const ledger = createLedger(documents, config.tables.ledger);
+  const ledger = createLedger(documents, config.tables.ledger, {
+    retentionMs: config.ledgerRetentionDays * 86_400_000,
+  });
   // One item per Idempotency-Key: reservation, lock and stored answer (no Powertools record).
   const keyed = createKeyedPublishes(
     documents,

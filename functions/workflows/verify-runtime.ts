@@ -13,6 +13,8 @@ export const verifyRuntime = lazyRuntime(async () => {
   const { documents } = dynamoDbClients(config);
   return {
     store: createAuditStore(documents, config.auditsTable),
-    ledger: createLedger(documents, config.ledgerTable),
+    ledger: createLedger(documents, config.ledgerTable, {
+      retentionMs: config.ledgerRetentionDays * 86_400_000,
+    }),
   };
 });

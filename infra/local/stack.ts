@@ -17,6 +17,7 @@ import {
   lambdaInvoker,
   serveLocalStepFunctions,
 } from './step-functions.js';
+import { createTtlSweeper } from './ttl-sweeper.js';
 
 /** serverless.yml's table prefix for stage "local": `${self:service}-${sls:stage}-`. */
 export const LOCAL_TABLE_PREFIX = 'kafka-tally-local-';
@@ -189,6 +190,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       client,
       options.tablePrefix ?? LOCAL_TABLE_PREFIX,
     ).finally(() => client.destroy());
+    // DynamoDB's TTL, which dynalite lacks (ttl-sweeper.ts).
+    const sweeperClient = localDynamoDbClient(dynamodbEndpoint);
+    const sweeper = createTtlSweeper({
+      client: sweeperClient,
+      tables,
+      offsetMs: Number(env.TALLY_LOCAL_CLOCK_OFFSET_SECONDS ?? 0) * 1000 || 0,
+      intervalMs: (Number(env.TALLY_LOCAL_TTL_SWEEP_SECONDS ?? 60) || 60) * 1000,
+      log,
+    });
+    closers.push(async () => {
+      sweeper.stop();
+      sweeperClient.destroy();
+    });
     let apiUrl: string | undefined;
     let stepFunctionsUrl: string | undefined;
     let apiToken: string | undefined;

@@ -98,8 +98,12 @@ describe('publish fast path: one DynamoDB round trip, and every seq still has on
   });
 
   it('makes 2 round trips cold and 1 warm without a key; 2 with a key, warm; a replay 2', async () => {
-    // Cold: the allocation (which records the stream's home topic), [send], the outcomes.
-    expect(await tripsOf(() => produce())).toEqual([['UpdateItem streams'], ['PutItem ledger']]);
+    // Cold: the allocation (which records the stream's home topic), [send], the outcomes, beside
+    // them the stream's day mark (once per container, stream and day: 410s name the day).
+    expect(await tripsOf(() => produce())).toEqual([
+      ['UpdateItem streams'],
+      ['PutItem ledger', 'UpdateItem ledger'],
+    ]);
     await warm();
     // Warm: seqs from the container's lease, [send], the outcomes; nothing before the send. Now
     // and then the lease runs out and a request allocates the next one (2 round trips).

@@ -223,7 +223,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
         )
         .sort();
     expect(grants('ProduceLambdaFunction')).toEqual([
-      'LedgerTable: dynamodb:PutItem dynamodb:Query',
+      'LedgerTable: dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
       'ReservationsTable: dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem',
       'StreamsTable: dynamodb:GetItem dynamodb:UpdateItem',
     ]);
@@ -232,7 +232,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     expect(grants('AuditLambdaFunction')).toEqual([
       'AuditsTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem',
       'LedgerTable/index/byWriteTime: dynamodb:Query',
-      'LedgerTable: dynamodb:BatchGetItem dynamodb:PutItem dynamodb:Query',
+      'LedgerTable: dynamodb:BatchGetItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
       'ReceiptsTable: dynamodb:Query',
       'ReconcileReportsTable: dynamodb:Query',
       'StreamsTable: dynamodb:GetItem',

@@ -6,19 +6,28 @@ import {
   type BatchGetCommandOutput,
   DeleteCommand,
   type DynamoDBDocumentClient,
+  GetCommand,
   PutCommand,
   QueryCommand,
   type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import {
-  type Ledger,
-  type LedgerBlock,
-  type LedgerVersion,
-  MAX_VOID_RANGE_SEQS,
-} from '../../core/publish/ports.js';
+  DAY_MS,
+  DEFAULT_LEDGER_RETENTION_DAYS,
+  expiresAtSeconds,
+  isExpired,
+  LEDGER_SHARDS,
+  ledgerBlockKeys,
+  ledgerPartitionKeys,
+  ledgerRetention,
+  ledgerShardKey,
+  ledgerVoidKey,
+} from '../../core/publish/ledger-layout.js';
+import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish/ports.js';
 import type { Deadline } from '../../core/shared/deadline.js';
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/shared/outcomes.js';
 import { dynamoDbUnavailable, within } from './client.js';
+import { createDayMarks } from './ledger-day-marks.js';
 import { forEachPage } from './read-all.js';
 
 /**
@@ -38,6 +47,13 @@ function outcomesAttribute(block: LedgerBlock): Record<string, string | Uint8Arr
   return json.length > COMPRESS_ABOVE_BYTES ? { outcomesGz: gzipSync(json) } : { outcomes: json };
 }
 
+/**
+ * The version of a block read from its item before sharding (keyed by the stream alone): a
+ * write `over` it goes back to that item (see `expecting`), so a request or an audit that read a
+ * block before the change still settles it where it is.
+ */
+const LEGACY = 'legacy:';
+
 function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
   const text =
     item.outcomesGz instanceof Uint8Array
@@ -52,7 +68,13 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
     idempotencyKey: typeof item.idempotencyKey === 'string' ? item.idempotencyKey : undefined,
     outcomes: encoded.map(decodeOutcome),
     ...(typeof item.updatedAt === 'string' && { writtenAt: Date.parse(item.updatedAt) }),
-    version: typeof item.version === 'string' ? item.version : '',
+    // '' for an item from before versions, which only the layout before sharding has.
+    version:
+      typeof item.version !== 'string'
+        ? ''
+        : item.stream === stream
+          ? `${LEGACY}${item.version}`
+          : item.version,
   };
 }
 
@@ -67,6 +89,7 @@ interface Condition {
 function expecting(over: LedgerVersion): Condition {
   const seq = { '#seq': 'seq' };
   if (over === 'absent') return { expression: 'attribute_not_exists(#seq)', names: seq };
+  if (over.startsWith(LEGACY)) over = over.slice(LEGACY.length);
   if (over === '') {
     return {
       expression: 'attribute_exists(#seq) AND attribute_not_exists(#version)',
@@ -80,46 +103,101 @@ function expecting(over: LedgerVersion): Condition {
   };
 }
 
+export interface LedgerOptions {
+  /** How long a block is kept after its last write: TALLY_LEDGER_RETENTION_DAYS (default 30). */
+  readonly retentionMs?: number;
+  /** Partition keys per stream (core/publish/ledger-layout.ts); 1 is one key per stream. */
+  readonly shards?: number;
+  /** Epoch ms: the time writes expire from, and reads judge expiry by. */
+  readonly now?: () => number;
+}
+
+type Item = Record<string, unknown>;
+
 /**
- * The publish ledger: one item per request's block of sequence numbers, keyed (stream, first
- * seq), holding each record's outcome in compact form.
+ * The publish ledger: one item per request's block of sequence numbers, keyed (`stream#shard`,
+ * first seq), holding each record's outcome in compact form and its expiry (`expiresAt`, the
+ * table's TTL). Items keyed (stream, first seq), as before sharding, are read beside them and
+ * never written again except by a write over a version read from one (see LEGACY).
  *
- * VOID ranges. The audit records a run of unsent seqs [from, to] as ONE item at `from` (a block
- * of VOID outcomes, `voided`), so one write gives a whole hole its fate. A hole is not always
- * whole allocations: a lease is carved into requests' blocks, so a request (a retry of a key,
- * hours later) may open a block at any seq inside a range, where no key of the range's is. With
- * single-item conditions only, each side writes first and reads the other after, consistently:
- * - the audit puts the range where nothing starts at `from` (A1), then looks for a block starting
- *   in from+1..to (A2) and, finding one, ends the range before it (A3);
- * - a publisher's open puts its block unless a VOID starts at its first seq `s` (P1), then looks
- *   below `s` for a VOID range holding `s` (P2) and, finding one, deletes its block and sends
- *   nothing.
- * If P1 lands before A2, A2 sees the block and the range ends below `s`; otherwise A1 came before
- * P1, hence before P2, and P2 sees the range. So no seq is both VOID and sent. P2 reads down from
- * `s`, past blocks opened since the range (they may hide it), to the first item written before
- * the audit could judge `s` (`judgedFrom`): a range is written after that, and ended before any
- * block written before it. An open whose P1 has landed before `judgedFrom` skips P2: any range
- * holding `s` is written after it, so its A2 sees the block.
+ * VOID ranges. The audit records a run of unsent seqs [from, to] as ONE item (a block of VOID
+ * outcomes, `voided`) under the stream's VOID key (`stream#void`, ledgerVoidKey), so one write
+ * gives a whole hole its fate. Ranges are disjoint, and only the audit writes them, so one key
+ * takes their few writes. A hole is not always whole allocations: a lease is carved into
+ * requests' blocks, so a request (a retry of a key, hours later) may open a block at any seq
+ * inside a range, under a key that is not the range's. With single-item conditions only, each
+ * side writes first and reads the other after, consistently:
+ * - the audit puts the range (A1), then looks for a block starting in from..to under every
+ *   block key (A2) and, finding one, ends the range before it, or takes it back when the block
+ *   starts at `from` (A3);
+ * - a publisher's open puts its block (P1), then reads the VOID key for the range with the
+ *   highest start at or below its last seq (P2; ranges are disjoint, so only that one can
+ *   overlap it) and, when it overlaps, deletes its block and sends nothing.
+ * If P1 lands before A2, A2 sees the block and the range ends below it; otherwise A1 came before
+ * P1, hence before P2, and P2 sees the range. So no seq is both VOID and sent. An open whose P1
+ * has landed before the audit could first judge its seqs (`judgedFrom`) skips P2: any range
+ * holding them is written after it, so its A2 sees the block. Per-seq VOIDs written before
+ * sharding (under the stream's own key) are found by P2 too.
  */
-export function createLedger(client: DynamoDBDocumentClient, tableName: string): Ledger {
+export function createLedger(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  {
+    retentionMs = DEFAULT_LEDGER_RETENTION_DAYS * DAY_MS,
+    shards = LEDGER_SHARDS,
+    now = Date.now,
+  }: LedgerOptions = {},
+): Ledger {
+  const dayMarks = createDayMarks(client, tableName, retentionMs);
+  const partitions = (stream: string) => ledgerPartitionKeys(stream, shards);
+  /** A block's item, unless it is past its TTL (legacy items: their last write's). */
+  const live = (item: Item | undefined): item is Item => {
+    if (item === undefined || typeof item.seq !== 'number') return false;
+    const expiresAt =
+      typeof item.expiresAt === 'number'
+        ? item.expiresAt
+        : typeof item.updatedAt === 'string'
+          ? expiresAtSeconds(Date.parse(item.updatedAt), retentionMs)
+          : undefined;
+    return !isExpired(expiresAt, now());
+  };
+
   /**
    * Puts the block's item under a new version, under `condition` when given: the version, or
    * undefined when the condition refused it. A VOID block carries `voided`, the attribute a
-   * publisher's first write is conditioned on.
+   * publisher's first write is conditioned on. With `marks`, a publisher's write (a block not
+   * read back from the store, not VOID) marks the stream's day; the audit's VOIDs and fills never
+   * do (their seqs are older than the day).
    */
   async function put(
     block: LedgerBlock,
     deadline: Deadline | undefined,
     condition?: Condition,
+    over?: LedgerVersion,
+    marks?: 'marks',
+    range?: 'range',
   ): Promise<string | undefined> {
     const voided = block.outcomes.every((o) => o.status === 'VOID');
     const version = randomUUID();
+    const at = now();
+    const legacy =
+      over !== undefined && over !== 'absent' && (over === '' || over.startsWith(LEGACY));
+    const key =
+      range !== undefined
+        ? ledgerVoidKey(block.stream)
+        : legacy
+          ? block.stream
+          : ledgerShardKey(block.stream, block.firstSeq, shards);
+    const marking =
+      marks !== undefined && block.writtenAt === undefined && !voided
+        ? dayMarks.mark(block.stream, block.firstSeq, at, deadline)
+        : undefined;
     try {
       await client.send(
         new PutCommand({
           TableName: tableName,
           Item: {
-            stream: block.stream,
+            stream: key,
             seq: block.firstSeq,
             count: block.outcomes.length,
             lastSeq: block.firstSeq + block.outcomes.length - 1,
@@ -128,7 +206,8 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
             idempotencyKey: block.idempotencyKey,
             ...outcomesAttribute(block),
             ...(voided && { voided: true }),
-            updatedAt: new Date().toISOString(),
+            updatedAt: new Date(at).toISOString(),
+            expiresAt: expiresAtSeconds(at, retentionMs),
             version,
           },
           ...(condition && {
@@ -139,144 +218,180 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
         }),
         within(deadline),
       );
-      return version;
+      return legacy ? `${LEGACY}${version}` : version;
     } catch (error) {
       if (condition && error instanceof ConditionalCheckFailedException) return undefined;
       throw dynamoDbUnavailable(`recording seqs ${block.firstSeq}.. of ${block.stream}`, error);
+    } finally {
+      await marking;
     }
   }
 
-  /** The first seq of a block starting in from..to, read consistently. */
+  /** The live block with the highest first seq at or below `seq` under partition key `key`. */
+  async function highestAtOrBelow(key: string, seq: number, deadline?: Deadline) {
+    const { Items } = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: '#stream = :stream AND #seq <= :seq',
+        ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq' },
+        ExpressionAttributeValues: { ':stream': key, ':seq': seq },
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+      within(deadline),
+    );
+    return Items?.[0];
+  }
+
+  /** The first seq of a block (not a VOID range) starting in from..to, read consistently. */
   async function firstBlockWithin(
     stream: string,
     from: number,
     to: number,
     deadline: Deadline | undefined,
   ): Promise<number | undefined> {
-    try {
+    const firstUnder = async (key: string) => {
       const { Items } = await client.send(
         new QueryCommand({
           TableName: tableName,
           KeyConditionExpression: '#stream = :stream AND #seq BETWEEN :from AND :to',
-          ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq' },
-          ExpressionAttributeValues: { ':stream': stream, ':from': from, ':to': to },
-          ProjectionExpression: '#seq',
-          Limit: 1,
+          ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq', '#voided': 'voided' },
+          ExpressionAttributeValues: { ':stream': key, ':from': from, ':to': to },
+          ProjectionExpression: '#seq, #voided',
           ConsistentRead: true,
         }),
         within(deadline),
       );
-      const seq = Items?.[0]?.seq;
+      // Under the key before sharding, per-seq VOIDs sit among blocks: they are no block.
+      const seq = (Items ?? []).find((item) => item.voided !== true)?.seq;
       return typeof seq === 'number' ? seq : undefined;
+    };
+    try {
+      const found = await Promise.all(ledgerBlockKeys(stream, shards).map(firstUnder));
+      const starts = found.filter((seq): seq is number => seq !== undefined);
+      return starts.length > 0 ? Math.min(...starts) : undefined;
     } catch (error) {
       throw dynamoDbUnavailable(`reading the ledger of ${stream} within ${from}..${to}`, error);
     }
   }
 
-  /**
-   * Whether a VOID range starting below `seq` holds it: the items below, newest seq first, up
-   * to the first written before `judgedFrom` (no range holding `seq` is older than that, and a
-   * range is ended before any block written before it) or MAX_VOID_RANGE_SEQS below.
-   */
-  async function coveredByVoid(
-    stream: string,
-    seq: number,
-    judgedFrom: number | undefined,
-    deadline: Deadline,
-  ): Promise<boolean> {
-    if (seq <= 1) return false;
-    const doing = `looking for a VOID range holding seq ${seq} of ${stream}`;
-    const oldBefore = judgedFrom === undefined ? '' : new Date(judgedFrom).toISOString();
-    let start: Record<string, unknown> | undefined;
-    do {
-      let answer: QueryCommandOutput;
-      try {
-        answer = await client.send(
+  /** Whether a VOID range (or a per-seq VOID from before sharding) holds a seq of `block`. */
+  async function coveredByVoid(block: LedgerBlock, deadline: Deadline): Promise<boolean> {
+    const first = block.firstSeq;
+    const last = first + block.outcomes.length - 1;
+    try {
+      const [range, legacy] = await Promise.all([
+        highestAtOrBelow(ledgerVoidKey(block.stream), last, deadline),
+        client.send(
           new QueryCommand({
             TableName: tableName,
-            KeyConditionExpression: '#stream = :stream AND #seq BETWEEN :low AND :below',
-            ExpressionAttributeNames: {
-              '#stream': 'stream',
-              '#seq': 'seq',
-              '#lastSeq': 'lastSeq',
-              '#voided': 'voided',
-              '#updatedAt': 'updatedAt',
-            },
+            KeyConditionExpression: '#stream = :stream AND #seq BETWEEN :from AND :to',
+            FilterExpression: '#voided = :true',
+            ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq', '#voided': 'voided' },
             ExpressionAttributeValues: {
-              ':stream': stream,
-              ':low': Math.max(1, seq - MAX_VOID_RANGE_SEQS),
-              ':below': seq - 1,
+              ':stream': block.stream,
+              ':from': first,
+              ':to': last,
+              ':true': true,
             },
-            ProjectionExpression: '#seq, #lastSeq, #voided, #updatedAt',
-            ScanIndexForward: false,
+            ProjectionExpression: '#seq',
             ConsistentRead: true,
-            Limit: 25,
-            ...(start && { ExclusiveStartKey: start }),
           }),
           within(deadline),
-        );
-      } catch (error) {
-        throw dynamoDbUnavailable(doing, error);
-      }
-      for (const item of answer.Items ?? []) {
-        if (item.voided === true && Number(item.lastSeq) >= seq) return true;
-        if (typeof item.updatedAt === 'string' && item.updatedAt < oldBefore) return false;
-      }
-      start = answer.LastEvaluatedKey;
-    } while (start !== undefined);
-    return false;
+        ),
+      ]);
+      const rangeHolds = live(range) && Number(range.seq) + Number(range.count ?? 1) - 1 >= first;
+      return rangeHolds || (legacy.Items ?? []).some(live);
+    } catch (error) {
+      throw dynamoDbUnavailable(
+        `looking for a VOID range holding seqs ${first}..${last} of ${block.stream}`,
+        error,
+      );
+    }
+  }
+
+  /** Deletes the item of `block` under `key` if it still has `version`; false if it changed. */
+  async function takeBack(key: string, block: LedgerBlock, version: string, deadline?: Deadline) {
+    try {
+      await client.send(
+        new DeleteCommand({
+          TableName: tableName,
+          Key: { stream: key, seq: block.firstSeq },
+          ConditionExpression: '#version = :version',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ExpressionAttributeValues: { ':version': version },
+        }),
+        within(deadline),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw dynamoDbUnavailable(
+        `taking back block ${block.firstSeq} of ${block.stream}: nothing was sent`,
+        error,
+      );
+    }
   }
 
   return {
     write: (block, deadline, over) =>
-      put(block, deadline, over === undefined ? undefined : expecting(over)),
+      put(block, deadline, over === undefined ? undefined : expecting(over), over, 'marks'),
 
     async open(block, deadline, judgedFrom) {
-      const version = await put(block, deadline, {
-        expression: 'attribute_not_exists(#seq) OR attribute_not_exists(voided)',
-        names: { '#seq': 'seq' },
-      });
+      const version = await put(
+        block,
+        deadline,
+        {
+          expression: 'attribute_not_exists(#seq) OR attribute_not_exists(voided)',
+          names: { '#seq': 'seq' },
+        },
+        undefined,
+        'marks',
+      );
       if (version === undefined) return 'voided';
       // Landed before the audit may judge its seqs: any range holding them comes later, and its
       // own read after (A2) finds this block.
-      if (judgedFrom !== undefined && Date.now() < judgedFrom) return { version };
-      if (!(await coveredByVoid(block.stream, block.firstSeq, judgedFrom, deadline)))
-        return { version };
+      if (judgedFrom !== undefined && now() < judgedFrom) return { version };
+      if (!(await coveredByVoid(block, deadline))) return { version };
       // A VOID range written before this block holds its seqs: nothing is sent, and the block
       // goes so that the seqs keep that one fate.
-      try {
-        await client.send(
-          new DeleteCommand({
-            TableName: tableName,
-            Key: { stream: block.stream, seq: block.firstSeq },
-            ConditionExpression: '#version = :version',
-            ExpressionAttributeNames: { '#version': 'version' },
-            ExpressionAttributeValues: { ':version': version },
-          }),
-          within(deadline),
-        );
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) {
-          throw dynamoDbUnavailable(
-            `taking back block ${block.firstSeq} of ${block.stream}, inside a VOID range: nothing was sent`,
-            error,
-          );
-        }
-      }
+      await takeBack(
+        ledgerShardKey(block.stream, block.firstSeq, shards),
+        block,
+        version,
+        deadline,
+      );
       return 'voided';
     },
 
     async void(block, deadline) {
-      const version = await put(block, deadline, expecting('absent'));
+      const version = await put(
+        block,
+        deadline,
+        expecting('absent'),
+        undefined,
+        undefined,
+        'range',
+      );
       if (version === undefined) return 0;
       const last = block.firstSeq + block.outcomes.length - 1;
-      if (last === block.firstSeq) return 1;
       // A block that landed inside the range before this read ends it (see VOID ranges above).
-      const inside = await firstBlockWithin(block.stream, block.firstSeq + 1, last, deadline);
+      const inside = await firstBlockWithin(block.stream, block.firstSeq, last, deadline);
       if (inside === undefined) return block.outcomes.length;
       const kept = inside - block.firstSeq;
-      const trimmed = { ...block, outcomes: block.outcomes.slice(0, kept) };
-      if ((await put(trimmed, deadline, expecting(version))) === undefined) {
+      const changed =
+        kept === 0
+          ? !(await takeBack(ledgerVoidKey(block.stream), block, version, deadline))
+          : (await put(
+              { ...block, outcomes: block.outcomes.slice(0, kept) },
+              deadline,
+              expecting(version),
+              version,
+              undefined,
+              'range',
+            )) === undefined;
+      if (changed) {
         throw dynamoDbUnavailable(
           `ending VOID range ${block.firstSeq}..${last} of ${block.stream} before block ${inside}`,
           new Error('the range changed under the audit'),
@@ -287,95 +402,116 @@ export function createLedger(client: DynamoDBDocumentClient, tableName: string):
 
     fill: async (block, deadline) =>
       (await put(block, deadline, expecting('absent'))) !== undefined,
+
+    /**
+     * One consistent read of the item a block starting at `seq` has; else the highest block at
+     * or below `seq` of each partition key (the shards, the VOID ranges and the key before
+     * sharding) at once: blocks never overlap, so only the highest of them can hold `seq`.
+     */
     async find(stream, seq, deadline) {
-      let items: Record<string, unknown>[] | undefined;
+      const doing = `looking up seq ${seq} of stream ${stream}`;
+      let item: Item | undefined;
       try {
-        ({ Items: items } = await client.send(
-          new QueryCommand({
+        ({ Item: item } = await client.send(
+          new GetCommand({
             TableName: tableName,
-            KeyConditionExpression: '#stream = :stream AND #seq <= :seq',
-            ExpressionAttributeNames: { '#stream': 'stream', '#seq': 'seq' },
-            ExpressionAttributeValues: { ':stream': stream, ':seq': seq },
-            ScanIndexForward: false,
-            Limit: 1,
+            Key: { stream: ledgerShardKey(stream, seq, shards), seq },
             ConsistentRead: true,
           }),
           within(deadline),
         ));
+        if (item === undefined) {
+          const found = await Promise.all(
+            partitions(stream).map((key) => highestAtOrBelow(key, seq, deadline)),
+          );
+          // The highest first seq; at a tie the sharded copy (a rewrite of a legacy block).
+          for (const candidate of found) {
+            if (candidate === undefined) continue;
+            if (item === undefined || Number(candidate.seq) > Number(item.seq)) item = candidate;
+            else if (candidate.seq === item.seq && item.stream === stream) item = candidate;
+          }
+        }
       } catch (error) {
-        throw dynamoDbUnavailable(`looking up seq ${seq} of stream ${stream}`, error);
+        throw dynamoDbUnavailable(doing, error);
       }
-      const item = items?.[0];
-      if (item === undefined || typeof item.seq !== 'number' || typeof item.count !== 'number') {
-        return undefined;
-      }
-      if (seq >= item.seq + item.count) return undefined;
+      if (!live(item) || typeof item.count !== 'number') return undefined;
+      if (seq >= Number(item.seq) + item.count) return undefined;
       return toBlock(stream, item);
     },
 
+    async retention(stream, counter) {
+      return ledgerRetention(await dayMarks.read(stream), now(), retentionMs, counter);
+    },
+
+    /** The key before sharding first: a block rewritten since comes after its old copy. */
     async forEachBlock(stream, onBlock) {
-      await forEachPage(
-        client,
-        {
-          query: {
-            TableName: tableName,
-            KeyConditionExpression: '#stream = :stream',
-            ExpressionAttributeNames: { '#stream': 'stream' },
-            ExpressionAttributeValues: { ':stream': stream },
-            ConsistentRead: true,
+      for (const key of partitions(stream).reverse()) {
+        await forEachPage(
+          client,
+          {
+            query: {
+              TableName: tableName,
+              KeyConditionExpression: '#stream = :stream',
+              ExpressionAttributeNames: { '#stream': 'stream' },
+              ExpressionAttributeValues: { ':stream': key },
+              ConsistentRead: true,
+            },
           },
-        },
-        `reading the ledger of stream ${stream}`,
-        (items) => {
-          for (const item of items) onBlock(toBlock(stream, item));
-        },
-      );
+          `reading the ledger of stream ${stream}`,
+          (items) => {
+            for (const item of items) if (live(item)) onBlock(toBlock(stream, item));
+          },
+        );
+      }
     },
 
     /** Keys from the write-time index (eventually consistent), then the items, consistently. */
     async forEachChangedBlock(stream: string, since: number, onBlock: (b: LedgerBlock) => void) {
       const doing = `reading the ledger of stream ${stream} written since ${new Date(since).toISOString()}`;
-      const seqs: number[] = [];
-      await forEachPage(
-        client,
-        {
-          query: {
-            TableName: tableName,
-            IndexName: BY_WRITE_TIME_INDEX,
-            KeyConditionExpression: '#stream = :stream AND #updatedAt >= :since',
-            ExpressionAttributeNames: { '#stream': 'stream', '#updatedAt': 'updatedAt' },
-            ExpressionAttributeValues: {
-              ':stream': stream,
-              ':since': new Date(since).toISOString(),
+      const keys: Array<{ stream: string; seq: number }> = [];
+      for (const key of partitions(stream).reverse()) {
+        await forEachPage(
+          client,
+          {
+            query: {
+              TableName: tableName,
+              IndexName: BY_WRITE_TIME_INDEX,
+              KeyConditionExpression: '#stream = :stream AND #updatedAt >= :since',
+              ExpressionAttributeNames: { '#stream': 'stream', '#updatedAt': 'updatedAt' },
+              ExpressionAttributeValues: {
+                ':stream': key,
+                ':since': new Date(since).toISOString(),
+              },
             },
           },
-        },
-        doing,
-        (items) => {
-          for (const item of items) seqs.push(Number(item.seq));
-        },
-      );
-      for (let i = 0; i < seqs.length; i += BATCH_GET_KEYS) {
-        let keys: Record<string, unknown>[] | undefined = seqs
-          .slice(i, i + BATCH_GET_KEYS)
-          .map((seq) => ({ stream, seq }));
-        for (let attempt = 0; keys !== undefined && keys.length > 0; attempt++) {
+          doing,
+          (items) => {
+            for (const item of items) keys.push({ stream: key, seq: Number(item.seq) });
+          },
+        );
+      }
+      for (let i = 0; i < keys.length; i += BATCH_GET_KEYS) {
+        let batch: Record<string, unknown>[] | undefined = keys.slice(i, i + BATCH_GET_KEYS);
+        for (let attempt = 0; batch !== undefined && batch.length > 0; attempt++) {
           if (attempt > 0)
             await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
           let answer: BatchGetCommandOutput;
           try {
             answer = await client.send(
               new BatchGetCommand({
-                RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } },
+                RequestItems: { [tableName]: { Keys: batch, ConsistentRead: true } },
               }),
             );
           } catch (error) {
             throw dynamoDbUnavailable(doing, error);
           }
-          for (const item of answer.Responses?.[tableName] ?? []) onBlock(toBlock(stream, item));
-          keys = answer.UnprocessedKeys?.[tableName]?.Keys;
-          if (attempt >= 8 && keys !== undefined && keys.length > 0)
-            throw dynamoDbUnavailable(doing, new Error(`${keys.length} keys left unprocessed`));
+          // A batch answers in any order: the copies before sharding first, as forEachBlock.
+          const items = (answer.Responses?.[tableName] ?? []).filter(live);
+          items.sort((a, b) => Number(b.stream === stream) - Number(a.stream === stream));
+          for (const item of items) onBlock(toBlock(stream, item));
+          batch = answer.UnprocessedKeys?.[tableName]?.Keys;
+          if (attempt >= 8 && batch !== undefined && batch.length > 0)
+            throw dynamoDbUnavailable(doing, new Error(`${batch.length} keys left unprocessed`));
         }
       }
     },

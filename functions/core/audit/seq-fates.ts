@@ -24,6 +24,11 @@ export interface SeqFatePorts {
     void(block: LedgerBlock): Promise<number>;
     /** Writes only where no block starts at the block's first seq: false otherwise. */
     fill(block: LedgerBlock): Promise<boolean>;
+    /** Seqs below `keptFrom` are past the ledger's retention: expired, not holes. */
+    retention?(
+      stream: string,
+      counter: { readonly lastSeq: number; readonly updatedAt: number },
+    ): Promise<{ readonly keptFrom: number }>;
   };
 }
 
@@ -115,7 +120,12 @@ export class SeqFates {
           ? allocated
           : Math.min(allocated, this.#oldUpTo.get(stream) ?? 0);
       const covered = this.#covered.get(stream) ?? new SeqRanges();
-      const holes = allocated > 0 ? covered.gapsWithin(1, allocated) : [];
+      // A block past the ledger's retention is gone: its seqs are not holes to judge again.
+      const keptFrom =
+        counter && ports.ledger.retention
+          ? (await ports.ledger.retention(stream, counter)).keptFrom
+          : 1;
+      const holes = allocated >= keptFrom ? covered.gapsWithin(keptFrom, allocated) : [];
       const voided = new SeqRanges();
       const found = new SeqRanges();
       // Only the home topic's audit can have read a hole's record, if it was sent at all.

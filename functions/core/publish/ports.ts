@@ -1,6 +1,7 @@
 import type { Deadline } from '../shared/deadline.js';
 import type { TallyError } from '../shared/errors.js';
 import type { RecordOutcome } from '../shared/outcomes.js';
+import type { LedgerRetention } from './ledger-layout.js';
 import type { RecordInput } from './record.js';
 
 // What the publish core needs from the outside world. Adapters implement these; unit tests pass
@@ -137,9 +138,20 @@ export interface Ledger {
    * UNKNOWN rules), unless a block already starts at its first seq: false then.
    */
   fill(block: LedgerBlock, deadline?: Deadline): Promise<boolean>;
-  /** The block holding `seq`, if any. */
+  /** The block holding `seq`, if any (none once it is past the ledger's retention). */
   find(stream: string, seq: number, deadline?: Deadline): Promise<LedgerBlock | undefined>;
-  /** Every block of a stream in seq order, handed over a page at a time (the audit reads all). */
+  /**
+   * What the retention has taken of the stream (core/publish/ledger-layout.ts), judged with its
+   * counter when given. Absent: the store keeps every block for ever.
+   */
+  retention?(
+    stream: string,
+    counter?: { readonly lastSeq: number; readonly updatedAt: number },
+  ): Promise<LedgerRetention>;
+  /**
+   * Every block of a stream, handed over a page at a time (the audit reads all); a block
+   * rewritten in another layout (adapters/dynamodb/ledger.ts) after its older copy.
+   */
   forEachBlock(stream: string, onBlock: (block: LedgerBlock) => void): Promise<void>;
   /** The blocks written or rewritten at or after `since` (ms), in any order (the audit's reads). */
   forEachChangedBlock?(

@@ -77,6 +77,13 @@ export class NotFoundError extends TallyError {
   readonly retriable = false;
 }
 
+/** What was asked for existed and is no longer kept (410): e.g. a ledger record past its retention. */
+export class GoneError extends TallyError {
+  readonly code = 'GONE';
+  readonly status = 410;
+  readonly retriable = false;
+}
+
 /** No credentials, or credentials that are not valid (401). */
 export class UnauthorizedError extends TallyError {
   readonly code = 'UNAUTHORIZED';
