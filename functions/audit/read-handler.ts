@@ -1,11 +1,14 @@
-// GET /v3/clusters/{cluster_id}/audits/{audit_id} — a stored audit report, as JSON or (with
-// `?format=html` or `Accept: text/html`) as a page with a chart and the findings by layer.
+// GET /v3/clusters/{cluster_id}/audits/{audit_id} — a stored audit report, as JSON (`limit` of
+// its streams from `cursor`: report-pages.ts) or (with `?format=html` or `Accept: text/html`) as
+// a page with a chart and the findings by layer.
 
 import { renderAuditHtml } from '../core/audit/render-html.js';
 import { NotFoundError } from '../core/shared/errors.js';
 import { httpHandler, json } from '../platform/http.js';
 import { header, idParameter, pathParameter } from '../platform/http-event.js';
+import { nextLink, pageRequest } from '../platform/http-pages.js';
 import { auditReadRuntime } from './read-runtime.js';
+import { reportPage, STREAM_PAGES } from './report-pages.js';
 
 export const handler = httpHandler('read', async (event) => {
   const rt = await auditReadRuntime();
@@ -26,5 +29,8 @@ export const handler = httpHandler('read', async (event) => {
       body: renderAuditHtml(report),
     };
   }
-  return json(200, { auditId, ...report });
+  const page = pageRequest(event, STREAM_PAGES);
+  const { report: shown, next } = reportPage(report, page);
+  const path = `/v3/clusters/${clusterId}/audits/${auditId}`;
+  return json(200, { auditId, ...shown, next: nextLink(event, path, next, page.limit) ?? null });
 });

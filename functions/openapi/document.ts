@@ -54,6 +54,21 @@ const path = (name: string, schema: Schema = { type: 'string', minLength: 1 }): 
   schema,
 });
 const clusterId = path('cluster_id');
+/** `?cursor=&limit=` of a paged answer (platform/http-pages.ts): `next` links the next page. */
+const pageParameters = (items: string, defaultLimit: number, maxLimit: number): Parameter[] => [
+  {
+    name: 'cursor',
+    in: 'query',
+    description: `the cursor in the \`next\` link of the page before (opaque); without it, the first page`,
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,4096}$' },
+  },
+  {
+    name: 'limit',
+    in: 'query',
+    description: `${items} per page (default ${defaultLimit}): ${maxLimit} at the longest names stay under Lambda's 6 MB response`,
+    schema: { type: 'string', pattern: '^[1-9][0-9]{0,3}$' },
+  },
+];
 const idSchema = { type: 'string', minLength: 1, maxLength: 255 };
 const topicName = path('topic_name', { type: 'string', pattern: '^[A-Za-z0-9._-]{1,249}$' });
 const publishHeaders: Parameter[] = [
@@ -400,23 +415,35 @@ export const openApiDocument: OpenApiDocument = {
     '/v3/clusters/{cluster_id}/reconcile': {
       post: {
         operationId: 'reconcileNow',
-        summary: 'Run reconcile now; each group without its partitions',
+        summary:
+          'Run reconcile now; each group without its partitions, by pages (with `cursor`, runs nothing: the next page of that run)',
         tags: ['reconcile'],
         security: admin,
-        parameters: [clusterId],
+        parameters: [clusterId, ...pageParameters('groups', 1000, 5000)],
         responses: {
-          '200': ok('the run', ref('ReconcileReport')),
-          ...clusterRouteErrors,
+          '200': ok('the run and its first page of groups, or a next page of a run', {
+            oneOf: [ref('ReconcileReport'), ref('ReconcilePage')],
+          }),
+          ...errors({
+            '400': 'a bad path parameter, limit or cursor (field names it)',
+            '404':
+              'another cluster id than the one this API serves, or a cursor of a run no longer kept (a day)',
+          }),
         },
       },
     },
     '/v3/clusters/{cluster_id}/consumer-groups/{group_id}/restore': {
       post: {
         operationId: 'restoreGroup',
-        summary: 'Plan (dry run, default) or execute a return to the last good offsets',
+        summary:
+          'Plan (dry run, default) or execute a return to the last good offsets, by pages of partitions (with `cursor`, only reads)',
         tags: ['reconcile'],
         security: admin,
-        parameters: [clusterId, path('group_id', idSchema)],
+        parameters: [
+          clusterId,
+          path('group_id', idSchema),
+          ...pageParameters('partitions', 2000, 5000),
+        ],
         requestBody: {
           required: false,
           content: json({
@@ -428,8 +455,10 @@ export const openApiDocument: OpenApiDocument = {
         responses: {
           '200': ok('the plan, and what was executed', ref('RestoreResult')),
           ...errors({
-            '400': 'a body other than {"execute": true|false}, or a bad group id',
-            ...notFoundCluster,
+            '400':
+              'a body other than {"execute": true|false}, a bad group id, limit or cursor, or execute with a cursor',
+            '404':
+              'another cluster id than the one this API serves, or a cursor of an execution no longer kept',
             '409': 'executing while the group has members (GROUP_NOT_EMPTY)',
           }),
         },
@@ -618,12 +647,13 @@ export const openApiDocument: OpenApiDocument = {
     '/v3/clusters/{cluster_id}/audits/{audit_id}': {
       get: {
         operationId: 'getAudit',
-        summary: 'A stored audit report, as JSON or as an HTML page',
+        summary: 'A stored audit report, as JSON (by pages of streams) or as an HTML page',
         tags: ['audit'],
         security: read,
         parameters: [
           clusterId,
           path('audit_id', idSchema),
+          ...pageParameters('streams', 20, 25),
           {
             name: 'format',
             in: 'query',
@@ -645,22 +675,26 @@ export const openApiDocument: OpenApiDocument = {
               },
             },
           },
-          ...errors({ ...badPath, '404': 'unknown cluster or audit' }),
+          ...errors({
+            '400': 'a bad path parameter, limit or cursor (field names it)',
+            '404': 'unknown cluster or audit',
+          }),
         },
       },
     },
     '/v3/clusters/{cluster_id}/audits': {
       post: {
         operationId: 'auditNow',
-        summary: 'Audit a topic now (ledger vs log vs receipts), stored under its auditId',
+        summary:
+          'Audit a topic now (ledger vs log vs receipts), stored under its auditId; its first page of streams, `next` the stored report',
         tags: ['audit'],
         security: admin,
-        parameters: [clusterId],
+        parameters: [clusterId, pageParameters('streams', 20, 25)[1] as Parameter],
         requestBody: { required: true, content: json(ref('AuditRequest')) },
         responses: {
           '200': ok('the report', ref('AuditReport')),
           ...errors({
-            '400': 'not {topic, groups?}, or an illegal topic name',
+            '400': 'not {topic, groups?}, an illegal topic name, a bad limit, or a cursor',
             '404': 'unknown cluster or topic',
             '409': 'another audit of the topic saved its checkpoint first',
           }),

@@ -296,6 +296,12 @@ const groupSummary = {
   anomalies: counts,
 };
 const partitionStatus = { enum: ['OK', 'WARN', 'STOP', 'STALL', 'REWIND', 'LOST', 'OUT_OF_RANGE'] };
+/** The next page's URL (the same method; see `cursor`), or null on the last page. */
+const nextPage: Schema = { anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }] };
+const groupSummaryItem: Schema = {
+  ...closed(groupSummary, Object.keys(groupSummary)),
+  description: 'a group without its partitions (read them from the consumer-group route)',
+};
 const restoreTarget = closed(
   { topic: str, partition: nonNegative, current: nullable(int), target: int, goodAt: dateTime },
   ['topic', 'partition', 'current', 'target', 'goodAt'],
@@ -317,10 +323,10 @@ const reconcile: Record<string, Schema> = {
       complete: bool,
       unreadable: list(str),
       adminCalls: nonNegative,
-      groups: list({
-        ...closed(groupSummary, Object.keys(groupSummary)),
-        description: 'a group without its partitions (read them from the consumer-group route)',
-      }),
+      groups: list(groupSummaryItem),
+      groupCount: nonNegative,
+      runId: { type: 'string', description: 'the run whose groups `next` pages read (kept a day)' },
+      next: nextPage,
       mappings: closed(
         {
           written: nonNegative,
@@ -355,20 +361,29 @@ const reconcile: Record<string, Schema> = {
       'unreadable',
       'adminCalls',
       'groups',
+      'groupCount',
+      'next',
       'mappings',
       'historyConflicts',
     ],
+  ),
+  ReconcilePage: closed(
+    { runId: str, groups: list(groupSummaryItem), groupCount: nonNegative, next: nextPage },
+    ['runId', 'groups', 'groupCount', 'next'],
   ),
   RestoreResult: closed(
     {
       dryRun: bool,
       group: str,
       partitions: list(restoreTarget),
-      csv: { type: 'string', description: "kafka-consumer-groups' --from-file CSV" },
+      csv: { type: 'string', description: "kafka-consumer-groups' --from-file CSV of this page" },
+      partitionCount: nonNegative,
+      next: nextPage,
       executed: closed(
         {
           group: str,
           executedAt: dateTime,
+          partitionCount: nonNegative,
           partitions: list(
             closed({ topic: str, partition: nonNegative, before: nullable(int), after: int }, [
               'topic',
@@ -378,10 +393,10 @@ const reconcile: Record<string, Schema> = {
             ]),
           ),
         },
-        ['group', 'executedAt', 'partitions'],
+        ['group', 'executedAt', 'partitions', 'partitionCount'],
       ),
     },
-    ['dryRun', 'group', 'partitions', 'csv'],
+    ['dryRun', 'group', 'next'],
   ),
   Acknowledged: closed(
     {
@@ -828,6 +843,8 @@ const audits: Record<string, Schema> = {
       unread: nonNegative,
       checkpoint: list(closed({ partition: nonNegative, next: int }, ['partition', 'next'])),
       streams: list(auditFindings),
+      streamCount: nonNegative,
+      next: nextPage,
       topicBuckets: list(
         closed({ start: dateTime, until: dateTime, inLog: nonNegative, counted: perGroup }, [
           'start',

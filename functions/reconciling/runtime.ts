@@ -5,6 +5,7 @@ import { createOffsetHistory } from '../adapters/dynamodb/offset-history.js';
 import { createPlanStore } from '../adapters/dynamodb/plan-store.js';
 import { createReportStore } from '../adapters/dynamodb/report-store.js';
 import { createRestoreRecords } from '../adapters/dynamodb/restore-records.js';
+import { createRunPages } from '../adapters/dynamodb/run-pages.js';
 import { createEventSink } from '../adapters/eventbridge/event-sink.js';
 import { notifySafely } from '../adapters/eventbridge/notify-run.js';
 import { createGroupSource } from '../adapters/kafka/group-reader.js';
@@ -86,6 +87,7 @@ async function build(config: ReconcileConfig, notifyConfig: NotifyConfig) {
     reconciler,
     offsets: createOffsetWriter(kafka),
     plans: createPlanStore(documents, config.tables.reconcileReports),
+    runPages: createRunPages(documents, config.tables.reconcileReports),
     restores: createRestoreRecords(documents, config.tables.reconcileReports, {
       kept: config.restoresKept,
     }),

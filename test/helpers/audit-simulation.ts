@@ -1,7 +1,14 @@
 import { gzipSync } from 'node:zlib';
 import { createAuditor } from '../../functions/core/audit/auditor.js';
-import type { AuditPorts, AuditReport, ScannedRecord } from '../../functions/core/audit/ports.js';
+import { partitionGroups } from '../../functions/core/audit/merge-slices.js';
+import type {
+  AuditPorts,
+  AuditReport,
+  ScannedRecord,
+  SliceJson,
+} from '../../functions/core/audit/ports.js';
 import { CheckpointTooLargeError } from '../../functions/core/audit/retention.js';
+import { scanSlice } from '../../functions/core/audit/scan-slice.js';
 import type { SeqRange } from '../../functions/core/audit/seq-ranges.js';
 import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
 import type { LedgerBlock } from '../../functions/core/publish/ports.js';
@@ -26,6 +33,19 @@ export interface Plant {
   readonly kind: PlantKind;
 }
 
+/**
+ * On each of `days`, in runs of 15 minutes: a producer duplicate at run 7, a loss at run 31 and a
+ * redelivery at run 60, each on its own stream (of 10), turning with the day.
+ */
+export function plantsOn(days: readonly number[]): Plant[] {
+  const runsADay = DAY / (15 * MINUTE);
+  return days.flatMap((day, i) => [
+    { run: day * runsADay + 7, stream: i % 10, kind: 'producerDuplicate' as const },
+    { run: day * runsADay + 31, stream: (i + 3) % 10, kind: 'lost' as const },
+    { run: day * runsADay + 60, stream: (i + 6) % 10, kind: 'redelivery' as const },
+  ]);
+}
+
 export interface SimulationOptions {
   readonly streams: number;
   readonly days: number;
@@ -42,6 +62,11 @@ export interface SimulationOptions {
   readonly logRetentionMs?: number;
   /** The fake ledger lists changed blocks (default true): runs read only those. */
   readonly incremental?: boolean;
+  /**
+   * Each run as the fan-out audit does it (functions/audit/fan-out-*.ts): one child per
+   * `perChild` partitions reads its slice, then the merge absorbs the slices and compares.
+   */
+  readonly fanOut?: { readonly perChild: number };
   /** Called after every run; throw to stop. */
   readonly afterRun?: (run: RunFacts) => void;
 }
@@ -53,6 +78,8 @@ export interface RunFacts {
   /** The checkpoint as the store writes it: gzipped JSON. */
   readonly checkpointBytes: number;
   readonly reportBytes: number;
+  /** With `fanOut`: the largest slice this run saved, gzipped as the store writes it. */
+  readonly sliceBytes: number;
   /** Plants of this run the report does not show. */
   readonly missed: readonly Plant[];
   /** Findings the report names that nothing planted: `kind stream/seq`. */
@@ -63,6 +90,7 @@ export interface SimulationResult {
   readonly runs: number;
   readonly maxCheckpointBytes: number;
   readonly maxReportBytes: number;
+  readonly maxSliceBytes: number;
   /** Day → checkpoint bytes after that day's last run. */
   readonly checkpointBytesAfterDay: Readonly<Record<number, number>>;
   readonly missed: readonly Plant[];
@@ -192,7 +220,20 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     },
   };
 
-  const auditor = createAuditor(ports);
+  const slices = new Map<string, { state: SliceJson; version: number }>();
+  let sliceBytes = 0;
+  const slicePorts = {
+    async load(_topic: string, slice: string) {
+      return slices.get(slice);
+    },
+    async save(_topic: string, slice: string, state: SliceJson, version: number) {
+      if ((slices.get(slice)?.version ?? 0) !== version) throw new Error('slice conflict');
+      sliceBytes = Math.max(sliceBytes, gzipSync(JSON.stringify(state)).length);
+      slices.set(slice, { state, version: version + 1 });
+    },
+  };
+  const children = options.fanOut ? partitionGroups(PARTITIONS, options.fanOut.perChild) : [];
+  const auditor = createAuditor({ ...ports, slices: slicePorts });
   const runs = Math.round((options.days * DAY) / options.auditEveryMs);
   const seqs = names.map(() => 0);
   const plantsByRun = new Map<number, Plant[]>();
@@ -205,6 +246,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   const plantedSoFar = new Set<string>();
   let maxCheckpointBytes = 0;
   let maxReportBytes = 0;
+  let maxSliceBytes = 0;
 
   for (let run = 1; run <= runs; run++) {
     const from = now;
@@ -270,7 +312,14 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       });
     }
 
+    sliceBytes = 0;
+    for (const child of children)
+      await scanSlice(
+        { ...ports, slices: slicePorts },
+        { topic, ...child, scanDeadlineAt: now + MINUTE, bucketMs: options.bucketMs },
+      );
     const report = await auditor.run({
+      ...(options.fanOut && { fanOut: { slices: children.map((c) => c.slice) } }),
       topic,
       groups: [GROUP],
       streams: names,
@@ -284,6 +333,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     const reportBytes = JSON.stringify(report).length;
     maxCheckpointBytes = Math.max(maxCheckpointBytes, checkpointBytes);
     maxReportBytes = Math.max(maxReportBytes, reportBytes);
+    maxSliceBytes = Math.max(maxSliceBytes, sliceBytes);
     const day = (now - T0) / DAY;
     if (Number.isInteger(day)) afterDay[day] = checkpointBytes;
     const unexpected = named(report).filter((finding) => !plantedSoFar.has(finding));
@@ -293,6 +343,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       report,
       checkpointBytes,
       reportBytes,
+      sliceBytes,
       missed: runMissed,
       unexpected,
     });
@@ -301,6 +352,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     runs,
     maxCheckpointBytes,
     maxReportBytes,
+    maxSliceBytes,
     checkpointBytesAfterDay: afterDay,
     missed,
   };

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -6,7 +7,9 @@ import {
   MAX_REPORTS_PER_TOPIC,
   reportsToKeep,
 } from '../../functions/adapters/dynamodb/audit-store.js';
-import type { AuditReport } from '../../functions/core/audit/ports.js';
+import type { AuditReport, SliceJson } from '../../functions/core/audit/ports.js';
+import { TopicLog } from '../../functions/core/audit/topic-log.js';
+import { ConflictError } from '../../functions/core/shared/errors.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
@@ -75,6 +78,61 @@ describe('audit report storage', () => {
     expect(JSON.stringify(big).length).toBeGreaterThan(400 * 1024);
     await store.save('big-1', big, START);
     expect(await store.get('big-1')).toEqual(big);
+  });
+
+  /**
+   * What a fan-out child reads of partitions 0-7 of a 64-partition topic: `records` records of
+   * `streams` interleaved streams, each stream's seqs spread over all partitions, so the slice
+   * sees every eighth seq or so of each, one range each, over 15-minute buckets.
+   */
+  const sliceOf = (topic: string, records: number, streams: number, seed: number): SliceJson => {
+    const read = new TopicLog(topic);
+    let x = seed;
+    const random = () => {
+      x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return x / 2_147_483_648;
+    };
+    const seqs = new Array<number>(streams).fill(0);
+    for (let offset = 0; offset < records; offset++) {
+      const s = Math.floor(random() * streams);
+      seqs[s] = (seqs[s] ?? 0) + 1 + Math.floor(random() * 14);
+      const partition = offset % 8;
+      read
+        .stream(`stream-${s}`)
+        .add(
+          { seq: seqs[s] ?? 0, partition, offset, session: 's', timestamp: START + offset * 50 },
+          900_000,
+          false,
+        );
+      read.next.set(partition, offset + 1);
+    }
+    return { version: 1, topic, slice: '0-7', basedOn: 3, complete: true, read: read.toJSON() };
+  };
+  const itemsOf = async (prefix: string) => {
+    const { Items = [] } = await documents.send(new ScanCommand({ TableName: table }));
+    return Items.filter((item) => String(item.auditId).startsWith(prefix));
+  };
+
+  it('keeps a fan-out slice of 100,000 records of 50 interleaved streams (over 400 KB gzipped) in parts, and reads it back whole', async () => {
+    const store = createAuditStore(documents, table);
+    const topic = uniqueName('fanout');
+    const slice = sliceOf(topic, 100_000, 50, 7);
+    expect(gzipSync(JSON.stringify(slice)).length).toBeGreaterThan(409_600);
+
+    await store.saveSlice(topic, '0-7', slice, 0);
+    expect(await store.loadSlice(topic, '0-7')).toEqual({ state: slice, version: 1 });
+    const first = await itemsOf(`checkpoint#${topic}#slice#0-7#`);
+    expect(first.length).toBeGreaterThan(1);
+
+    // The next save replaces the parts it supersedes; a save over an old version is refused and
+    // leaves no part behind.
+    const next = sliceOf(topic, 100_000, 50, 8);
+    await store.saveSlice(topic, '0-7', next, 1);
+    await expect(store.saveSlice(topic, '0-7', slice, 1)).rejects.toThrow(ConflictError);
+    expect(await store.loadSlice(topic, '0-7')).toEqual({ state: next, version: 2 });
+    const parts = await itemsOf(`checkpoint#${topic}#slice#0-7#`);
+    expect(parts.length).toBe(first.length);
+    expect(parts.some((part) => first.some((old) => old.auditId === part.auditId))).toBe(false);
   });
 
   it('keeps at most MAX_REPORTS_PER_TOPIC ids, dropping the oldest', () => {

@@ -209,9 +209,13 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
     { requiredKeys: ['authorization'] },
   );
   const query = fc.option(
-    fc.dictionary(fc.constantFrom('stream', 'seq', 'idempotency_key', 'format', 'x'), text, {
-      maxKeys: 3,
-    }),
+    fc.dictionary(
+      fc.constantFrom('stream', 'seq', 'idempotency_key', 'format', 'cursor', 'limit', 'x'),
+      text,
+      {
+        maxKeys: 3,
+      },
+    ),
     { nil: undefined },
   );
 

@@ -194,6 +194,99 @@ describe('reconcile', () => {
     expect(committed[0]?.partitions[0]?.offset).toBe('20');
   });
 
+  it('pages reconcile-now and a restore (dry run and executed) by limit and cursor, each item once', async () => {
+    const topic = await createTopic(admin, 3);
+    const group = uniqueName('g-pages');
+    for (let partition = 0; partition < 3; partition++) await produce(topic, 10, partition);
+    await consumeAndLeave(group, topic, 30);
+    // A second group, so that even alone this test has a run of more than one page.
+    await consumeAndLeave(`${group}-other`, topic, 30);
+    await reconcile();
+    await setOffsets({
+      groupId: group,
+      topic,
+      partitions: [0, 1, 2].map((partition) => ({ partition, offset: '2' })),
+    });
+    const cluster = inject('kafkaClusterId');
+    type Answer = { statusCode: number; body: string };
+    /** Calls `handler` with the query of `url` (a `next` link) or `query`; the parsed answer. */
+    const page = async (
+      handler: typeof http,
+      query: Record<string, string>,
+      extra: { pathParameters?: Record<string, string>; body?: string } = {},
+    ) => {
+      const answer = (await handler(
+        httpEvent({
+          pathParameters: { cluster_id: cluster, ...extra.pathParameters },
+          query,
+          ...(extra.body !== undefined && { body: extra.body }),
+        }),
+        lambdaContext(),
+      )) as Answer;
+      return { status: answer.statusCode, body: JSON.parse(answer.body) };
+    };
+    const queryOf = (next: string) => Object.fromEntries(new URL(next).searchParams);
+
+    // reconcile-now, one group a page: every group of the run once, the last page says so.
+    const first = await page(http, { limit: '1' });
+    expect(first.status).toBe(200);
+    expect(first.body.groups).toHaveLength(1);
+    expect(first.body.groupCount).toBeGreaterThan(1);
+    expect(first.body.next).toMatch(new RegExp(`/v3/clusters/${cluster}/reconcile\\?cursor=`));
+    const groups = [...first.body.groups.map((g: { group: string }) => g.group)];
+    for (let next = first.body.next; next !== null; ) {
+      const more = await page(http, queryOf(next));
+      expect(more.body.runId).toBe(first.body.runId);
+      groups.push(...more.body.groups.map((g: { group: string }) => g.group));
+      next = more.body.next;
+    }
+    expect(groups).toHaveLength(first.body.groupCount);
+    expect(new Set(groups).size).toBe(groups.length);
+    expect(groups).toEqual(expect.arrayContaining([group, `${group}-other`]));
+
+    // A restore, one partition a page: the plan, then the execution read from its record.
+    const at = { pathParameters: { group_id: group } };
+    const dry = await page(restore, { limit: '1' }, at);
+    expect(dry.body).toMatchObject({ dryRun: true, partitionCount: 3, csv: `${topic},0,10\n` });
+    const planned = [...dry.body.partitions];
+    for (let next = dry.body.next; next !== null; ) {
+      const more = await page(restore, queryOf(next), at);
+      planned.push(...more.body.partitions);
+      next = more.body.next;
+    }
+    expect(planned.map((p) => [p.partition, p.current, p.target])).toEqual([
+      [0, 2, 10],
+      [1, 2, 10],
+      [2, 2, 10],
+    ]);
+    const executing = await page(restore, { limit: '2' }, { ...at, body: '{"execute": true}' });
+    expect(executing.status).toBe(200);
+    expect(executing.body.executed.partitionCount).toBe(3);
+    const executed = [...executing.body.executed.partitions];
+    const rest = await page(restore, queryOf(executing.body.next), at);
+    expect(rest.body.next).toBeNull();
+    executed.push(...rest.body.executed.partitions);
+    expect(executed).toEqual(
+      [0, 1, 2].map((partition) => ({ topic, partition, before: 2, after: 10 })),
+    );
+
+    // Bad pages are refused naming the field; nothing runs.
+    const refused = [
+      await page(http, { limit: '0' }),
+      await page(http, { cursor: 'not a cursor' }),
+      await page(
+        restore,
+        { cursor: String(executing.body.next).split('cursor=')[1]?.split('&')[0] ?? '' },
+        { ...at, body: '{"execute": true}' },
+      ),
+    ];
+    expect(refused.map((r) => [r.status, r.body.field])).toEqual([
+      [400, 'limit'],
+      [400, 'cursor'],
+      [400, 'cursor'],
+    ]);
+  });
+
   it('refuses to restore a group that has members, naming its state', async () => {
     const topic = await createTopic(admin, 1);
     const group = uniqueName('g-active');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DAY, MINUTE, type Plant, simulate } from '../helpers/audit-simulation.js';
+import { DAY, MINUTE, plantsOn, simulate } from '../helpers/audit-simulation.js';
 
 // The checkpoint must not grow with the topic's age (issue 13): 180 simulated days of audits
 // every 15 minutes on 10 streams, with producer duplicates, losses and redeliveries planted on
@@ -11,11 +11,7 @@ const CHECKPOINT_BOUND = 64 * 1024;
 const REPORT_BOUND = 256 * 1024;
 const RUNS_A_DAY = DAY / (15 * MINUTE);
 
-const plants: Plant[] = [1, 2, 30, 45, 89, 90, 120, 150, 179].flatMap((day, i) => [
-  { run: day * RUNS_A_DAY + 7, stream: i % 10, kind: 'producerDuplicate' as const },
-  { run: day * RUNS_A_DAY + 31, stream: (i + 3) % 10, kind: 'lost' as const },
-  { run: day * RUNS_A_DAY + 60, stream: (i + 6) % 10, kind: 'redelivery' as const },
-]);
+const plants = plantsOn([1, 2, 30, 45, 89, 90, 120, 150, 179]);
 
 describe('audit over 180 days', () => {
   it('keeps the checkpoint under its bound and reports every planted finding', async () => {

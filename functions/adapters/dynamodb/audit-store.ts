@@ -11,6 +11,8 @@ import { CheckpointTooLargeError } from '../../core/audit/retention.js';
 import type { CheckpointJson } from '../../core/audit/topic-log.js';
 import { ConflictError } from '../../core/shared/errors.js';
 import { dynamoDbUnavailable } from './client.js';
+import { versionedPut } from './conditional.js';
+import { createGzipParts } from './gzip-parts.js';
 
 const KEEP_DAYS = 30;
 /**
@@ -68,7 +70,12 @@ function decodeReport(item: Record<string, unknown> | undefined): AuditReport | 
  * checkpoint (gzipped JSON with a version number, written only over the version it was read at,
  * so two audits of one topic at once cannot both save); and the slices fan-out children read.
  */
-export function createAuditStore(client: DynamoDBDocumentClient, tableName: string) {
+export function createAuditStore(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  log: (level: 'warn', message: string, extra?: object) => void = () => {},
+) {
+  const parts = createGzipParts(client, tableName, 'auditId');
   const getItem = async (auditId: string, doing: string) => {
     try {
       const { Item } = await client.send(
@@ -110,47 +117,52 @@ export function createAuditStore(client: DynamoDBDocumentClient, tableName: stri
     }
     throw new ConflictError(`the report index of ${topic} kept changing: run again`);
   };
-  /** Gzipped JSON with a version number, as saveVersioned wrote it. */
+  /** Gzipped JSON with a version number, as saveVersioned wrote it (in parts or not). */
   const loadVersioned = async <T>(id: string, what: string) => {
-    const item = await getItem(id, `reading ${what}`);
-    if (!(item?.state instanceof Uint8Array)) return undefined;
-    return {
-      state: JSON.parse(gunzipSync(item.state).toString('utf8')) as T,
-      version: Number(item.version),
-    };
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const item = await getItem(id, `reading ${what}`);
+      if (item === undefined) return undefined;
+      const packed =
+        item.state instanceof Uint8Array ? item.state : await parts.read(item, `reading ${what}`);
+      // undefined: a part is gone, the head was replaced while read; read the new one.
+      if (packed === undefined) continue;
+      return {
+        state: JSON.parse(gunzipSync(packed).toString('utf8')) as T,
+        version: Number(item.version),
+      };
+    }
+    throw new ConflictError(`${what} kept changing while read: run again`);
   };
-  /** Writes only over the version read (0: none yet); a too large state is refused first. */
+  /**
+   * Writes only over the version read (0: none yet). A state too large for one item is refused
+   * (a checkpoint folds then: fold-old.ts), or, `split`, written in parts (gzip-parts.ts).
+   */
   const saveVersioned = async (
     id: string,
     topic: string,
     state: object,
     version: number,
-    messages: { what: string; conflict: string },
+    messages: { what: string; conflict: string; split?: boolean },
   ) => {
     const packed = gzipSync(JSON.stringify(state));
+    const doing = `storing ${messages.what}`;
+    let body: Record<string, unknown> = { state: packed };
     if (packed.length > MAX_CHECKPOINT_BYTES) {
-      throw new CheckpointTooLargeError(topic, packed.length, MAX_CHECKPOINT_BYTES);
+      if (!messages.split)
+        throw new CheckpointTooLargeError(topic, packed.length, MAX_CHECKPOINT_BYTES);
+      body = await parts.write(id, packed, { topic }, doing);
     }
-    try {
-      await client.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: {
-            auditId: id,
-            topic,
-            state: packed,
-            version: version + 1,
-            at: new Date().toISOString(),
-          },
-          ConditionExpression: 'attribute_not_exists(auditId) OR version = :version',
-          ExpressionAttributeValues: { ':version': version },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException)
-        throw new ConflictError(messages.conflict);
-      throw dynamoDbUnavailable(`storing ${messages.what}`, error);
-    }
+    const item = { auditId: id, topic, ...body, at: new Date().toISOString() };
+    const written = await versionedPut(
+      client,
+      { tableName, keyName: 'auditId', version, item },
+      doing,
+    );
+    // A write that fails half way may leave parts no head names: never read, only stored.
+    await parts.remove(written ? written.replaced : item, (partId, error) =>
+      log('warn', 'a stale part of an audit slice stays', { partId, error: error.message }),
+    );
+    if (!written) throw new ConflictError(messages.conflict);
   };
   return {
     async save(auditId: string, report: AuditReport, now = Date.now()): Promise<void> {
@@ -202,6 +214,7 @@ export function createAuditStore(client: DynamoDBDocumentClient, tableName: stri
       await saveVersioned(sliceId(topic, slice), topic, state, version, {
         what: `audit slice ${slice} of ${topic}`,
         conflict: `another child saved audit slice ${slice} of ${topic} first; run again`,
+        split: true,
       });
     },
   };

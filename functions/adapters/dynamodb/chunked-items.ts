@@ -3,11 +3,34 @@ import { orUnavailable } from './client.js';
 import { readAll } from './read-all.js';
 
 // A list too long for one DynamoDB item (400 KB), kept under one group as a head item `sk` and
-// chunks `sk#00000`, `sk#00001`… of CHUNK rows each (a row here is at most ~300 bytes: a topic
-// name is at most 249). The head is written last and removed first: a list whose head can be
-// read is whole.
+// chunks `sk#00000`, `sk#00001`… of at most CHUNK_ROWS rows and CHUNK_BYTES of JSON each (a
+// row of a plan is at most ~300 bytes, one of a group report's partitions a few KB: a topic name
+// is at most 249). The head is written last and removed first: a list whose head can be read is
+// whole.
 
-const CHUNK = 1000;
+const CHUNK_ROWS = 1000;
+/** JSON bytes per chunk: with its key and names, well under DynamoDB's 409,600 bytes. */
+const CHUNK_BYTES = 350 * 1024;
+
+/** `rows` as the JSON bodies of consecutive chunks, each within CHUNK_ROWS and CHUNK_BYTES. */
+export function chunkBodies(rows: readonly unknown[]): string[] {
+  const bodies: string[] = [];
+  let chunk: string[] = [];
+  let bytes = 2;
+  for (const row of rows) {
+    const json = JSON.stringify(row);
+    const size = Buffer.byteLength(json) + 1;
+    if (chunk.length > 0 && (chunk.length === CHUNK_ROWS || bytes + size > CHUNK_BYTES)) {
+      bodies.push(`[${chunk.join(',')}]`);
+      chunk = [];
+      bytes = 2;
+    }
+    chunk.push(json);
+    bytes += size;
+  }
+  if (chunk.length > 0) bodies.push(`[${chunk.join(',')}]`);
+  return bodies;
+}
 
 export interface Chunked {
   readonly head: Record<string, unknown>;
@@ -56,12 +79,11 @@ export function createChunkedItems(client: DynamoDBDocumentClient, tableName: st
       head: Record<string, unknown>,
       rows: readonly unknown[],
     ): Promise<void> {
-      const chunks = Math.ceil(rows.length / CHUNK);
-      for (let i = 0; i < chunks; i++) {
-        const body = JSON.stringify(rows.slice(i * CHUNK, (i + 1) * CHUNK));
+      const bodies = chunkBodies(rows);
+      for (const [i, body] of bodies.entries()) {
         await put({ group, sk: `${sk}#${String(i).padStart(5, '0')}`, body });
       }
-      await put({ ...head, group, sk, chunks, count: rows.length });
+      await put({ ...head, group, sk, chunks: bodies.length, count: rows.length });
     },
 
     /**

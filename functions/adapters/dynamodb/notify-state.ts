@@ -1,11 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { StreamCounts } from '../../core/notify/audit-changes.js';
 import type { NotedStore } from '../../core/notify/audit-notifier.js';
 import type { IncidentStore, StoredIncident } from '../../core/notify/group-notifier.js';
@@ -13,6 +7,7 @@ import type { GroupStatus, Incident } from '../../core/notify/rules.js';
 import { DependencyUnavailableError } from '../../core/shared/errors.js';
 import { orUnavailable } from './client.js';
 import { versionedDelete, versionedPut } from './conditional.js';
+import { createGzipParts } from './gzip-parts.js';
 import { readAll } from './read-all.js';
 
 /**
@@ -75,17 +70,13 @@ export function createIncidentStore(
  * Per topic, the counts last notified per stream with findings, in the audits table: one head
  * item `notified#<topic>`, written over the version read. Its counts grow with the streams with
  * findings (~100 bytes each), so past INLINE_BYTES of JSON they are gzipped and split into part
- * items `notified#<topic>#<token>#<i>` of at most PART_BYTES each, written before the head that
- * names their token. Every item stays under DynamoDB's 400 KB whatever the number of streams
- * (test/integration/notify-state.test.ts: 20,000 streams). Parts are only ever read through
- * the head that names them: the parts a new head replaces, or a losing writer's, are deleted.
+ * items `notified#<topic>#<token>#<i>` (gzip-parts.ts), written before the head that names their
+ * token. Every item stays under DynamoDB's 400 KB whatever the number of streams
+ * (test/integration/notify-state.test.ts: 20,000 streams).
  */
 const notedId = (topic: string) => `notified#${topic}`;
-const partId = (topic: string, token: string, i: number) => `${notedId(topic)}#${token}#${i}`;
 /** Up to this, the counts stay readable JSON in the head (the only form before parts). */
 const INLINE_BYTES = 64 * 1024;
-/** Gzipped bytes per part item: with its key and names, well under 409,600 bytes. */
-const PART_BYTES = 350 * 1024;
 
 export function createNotedStore(
   client: DynamoDBDocumentClient,
@@ -96,24 +87,13 @@ export function createNotedStore(
     const read = new GetCommand({ TableName: tableName, Key: { auditId }, ConsistentRead: true });
     return (await orUnavailable(doing, () => client.send(read))).Item;
   };
-  const put = (item: Record<string, unknown>, doing: string) =>
-    orUnavailable(doing, () => client.send(new PutCommand({ TableName: tableName, Item: item })));
-  const partsOf = (head: Record<string, unknown> | undefined) =>
-    typeof head?.partsToken === 'string'
-      ? Array.from({ length: Number(head.parts) }, (_, i) =>
-          partId(String(head.topic), String(head.partsToken), i),
-        )
-      : [];
+  const parts = createGzipParts(client, tableName, 'auditId');
   /** The counts' JSON, or undefined when a part is gone (the head was replaced meanwhile). */
   const countsOf = async (head: Record<string, unknown>, doing: string) => {
     if (typeof head.streams === 'string') return head.streams;
-    const parts: Uint8Array[] = [];
-    for (const id of partsOf(head)) {
-      const part = await get(id, doing);
-      if (!(part?.body instanceof Uint8Array)) return undefined;
-      parts.push(part.body);
-    }
-    return parts.length === 0 ? '[]' : gunzipSync(Buffer.concat(parts)).toString('utf8');
+    if (parts.partsOf(head).length === 0) return '[]';
+    const zipped = await parts.read(head, doing);
+    return zipped && gunzipSync(zipped).toString('utf8');
   };
   return {
     async load(topic) {
@@ -134,28 +114,17 @@ export function createNotedStore(
     async save(topic, streams, version) {
       const doing = `storing the notified counts of ${topic}`;
       const json = JSON.stringify([...streams]);
-      const head: Record<string, unknown> = { auditId: notedId(topic), topic };
-      if (Buffer.byteLength(json) <= INLINE_BYTES) {
-        head.streams = json;
-      } else {
-        const zipped = gzipSync(json);
-        head.partsToken = randomUUID();
-        head.parts = Math.ceil(zipped.length / PART_BYTES);
-        for (const [i, auditId] of partsOf(head).entries()) {
-          const body = zipped.subarray(i * PART_BYTES, (i + 1) * PART_BYTES);
-          await put({ auditId, topic, body }, doing);
-        }
-      }
+      const id = notedId(topic);
+      const head: Record<string, unknown> =
+        Buffer.byteLength(json) <= INLINE_BYTES
+          ? { auditId: id, topic, streams: json }
+          : { auditId: id, topic, ...(await parts.write(id, gzipSync(json), { topic }, doing)) };
       const at = { tableName, keyName: 'auditId', version, item: head };
       const written = await versionedPut(client, at, doing);
       // A write that fails half way may leave parts no head names: never read, only stored.
-      for (const auditId of written ? partsOf(written.replaced) : partsOf(head)) {
-        await orUnavailable(`removing ${auditId}`, () =>
-          client.send(new DeleteCommand({ TableName: tableName, Key: { auditId } })),
-        ).catch((error: Error) =>
-          log('warn', 'a stale part of notified counts stays', { auditId, error: error.message }),
-        );
-      }
+      await parts.remove(written ? written.replaced : head, (auditId, error) =>
+        log('warn', 'a stale part of notified counts stays', { auditId, error: error.message }),
+      );
       return written !== false;
     },
   };

@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { ReportStore } from '../../core/reconcile/ports.js';
 import { batchPut } from './batch-put.js';
+import { createChunkedItems } from './chunked-items.js';
 import { orUnavailable } from './client.js';
 import { conditional } from './conditional.js';
 import { readAll } from './read-all.js';
@@ -28,10 +29,21 @@ const iso = (at: number) => new Date(at).toISOString();
  * partition) it holds ~15,000. Small bodies stay readable JSON.
  */
 const GZIP_ABOVE = 64 * 1024;
+/**
+ * A gzipped body above this does not fit one item beside its key: the report is kept as a
+ * chunked list instead (chunked-items.ts), its `partitions` the rows and the rest the head. A
+ * dated report's list is its own sort key; the latest's is `latest#<iso>`, named by `latest`.
+ */
+const ONE_ITEM_BYTES = 380 * 1024;
 
-function encode(value: object): { body: string } | { bodyGzip: Uint8Array } {
+type Encoded = { body: string } | { bodyGzip: Uint8Array };
+
+/** The body of one item, or undefined when it would not fit one. */
+function encode(value: object): Encoded | undefined {
   const body = JSON.stringify(value);
-  return body.length > GZIP_ABOVE ? { bodyGzip: gzipSync(body) } : { body };
+  if (body.length <= GZIP_ABOVE) return { body };
+  const bodyGzip = gzipSync(body);
+  return bodyGzip.length <= ONE_ITEM_BYTES ? { bodyGzip } : undefined;
 }
 
 function decode(item: Record<string, unknown>): object {
@@ -40,9 +52,20 @@ function decode(item: Record<string, unknown>): object {
   return JSON.parse(String(json)) as object;
 }
 
+/** A report too large for one item, as the head and rows of a chunked list. */
+function split(value: object): { head: Encoded; rows: readonly unknown[] } {
+  const { partitions, ...rest } = value as { partitions?: unknown };
+  const head = encode(rest);
+  if (!Array.isArray(partitions) || head === undefined) {
+    throw new RangeError('a reconcile report too large for one item must be its partitions');
+  }
+  return { head, rows: partitions };
+}
+
 /** Reconcile reports per group: the latest, dated history, and the index of reported groups. */
 export function createReportStore(client: DynamoDBDocumentClient, tableName: string): ReportStore {
   const attempt = <T>(work: () => Promise<T>, doing: string) => orUnavailable(doing, work);
+  const lists = createChunkedItems(client, tableName);
   const put = (item: Record<string, unknown>) =>
     attempt(
       () => client.send(new PutCommand({ TableName: tableName, Item: item })),
@@ -70,23 +93,54 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
     const page = await attempt(() => client.send(query), `listing ${from} of ${group}`);
     return (page.Items ?? []).map((item) => String(item.sk));
   };
+  /** A report as its one item, or (too large for one) stored as a chunked list now. */
+  const itemOf = async (group: string, sk: string, at: number, report: object) => {
+    const encoded = encode(report);
+    if (encoded) return { group, sk, at, ...encoded };
+    const { head, rows } = split(report);
+    if (sk !== 'latest') {
+      await lists.put(group, sk, { at, ...head }, rows);
+      return undefined;
+    }
+    // The latest's list has its own key, so a reader of the one it replaces reads it whole.
+    const list = `latest#${iso(at)}`;
+    await lists.put(group, list, { at, ...head }, rows);
+    return { group, sk, at, list };
+  };
+  /** The latest lists of `group` but `keep`: at most one is left by a report that shrank. */
+  const removeLatestLists = async (group: string, keep?: string) => {
+    for (const { sk } of await lists.heads(group, 'latest#'))
+      if (sk !== keep) await lists.remove(group, sk);
+  };
+  const read = async (item: Record<string, unknown>) => {
+    const sk = typeof item.list === 'string' ? item.list : String(item.sk);
+    if (item.chunks === undefined && typeof item.list !== 'string') return decode(item);
+    const stored = await lists.get(String(item.group), sk);
+    return stored && { ...decode(stored.head), partitions: stored.rows };
+  };
+  const saveItems = async (items: ReadonlyArray<Record<string, unknown> | undefined>) => {
+    const whole = items.filter((item) => item !== undefined);
+    await batchPut(client, tableName, whole, 'storing group reports');
+    for (const item of whole)
+      if (typeof item.list === 'string') await removeLatestLists(String(item.group), item.list);
+  };
   return {
     async saveGroupReport(group, at, report, dated) {
-      await put({ group, sk: `report#${iso(at)}`, ...encode(dated) });
-      await put({ group, sk: 'latest', at, ...encode(report) });
+      const datedItem = await itemOf(group, `report#${iso(at)}`, at, dated);
+      if (datedItem) await put(datedItem);
+      await saveItems([await itemOf(group, 'latest', at, report)]);
     },
     async saveGroupReports(at, reports) {
       // Unconditional puts, so batched: 1,000 groups' latest reports are 40 requests, not 1,000.
-      const items = reports.flatMap(({ group, report, dated }) => [
-        { group, sk: 'latest', at, ...encode(report) },
-        ...(dated
-          ? [
-              { group, sk: `report#${iso(at)}`, ...encode(dated.body) },
-              { group: INDEX, sk: `group#${group}`, markedAt: at, digest: dated.digest },
-            ]
-          : []),
-      ]);
-      await batchPut(client, tableName, items, 'storing group reports');
+      // A report too large for one item is chunked first, and its head joins the batch.
+      const items: Array<Record<string, unknown> | undefined> = [];
+      for (const { group, report, dated } of reports) {
+        items.push(await itemOf(group, 'latest', at, report));
+        if (!dated) continue;
+        items.push(await itemOf(group, `report#${iso(at)}`, at, dated.body));
+        items.push({ group: INDEX, sk: `group#${group}`, markedAt: at, digest: dated.digest });
+      }
+      await saveItems(items);
     },
     async latestGroupReport(group) {
       const get = new GetCommand({
@@ -94,11 +148,15 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
         Key: { group, sk: 'latest' },
         ConsistentRead: true,
       });
-      const { Item } = await attempt(
-        () => client.send(get),
-        `reading the latest report of group ${group}`,
-      );
-      return Item ? decode(Item) : undefined;
+      // Twice: a chunked latest a run replaces while it is read is gone; its successor is whole.
+      for (let i = 0; ; i++) {
+        const { Item } = await attempt(
+          () => client.send(get),
+          `reading the latest report of group ${group}`,
+        );
+        const report = Item && (await read(Item));
+        if (report || !Item || i === 1) return report;
+      }
     },
     async groupReportsSince(group, since) {
       const items = await readAll(
@@ -106,11 +164,19 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
         { query: between(group, `report#${iso(since)}`, 'report#~') },
         `reading reports of group ${group}`,
       );
-      return items.map(decode);
+      // A chunked report's chunks (`report#<iso>#00000`…) follow its head: read through it.
+      const heads = items.filter((item) => !String(item.sk).slice(7).includes('#'));
+      const reports: object[] = [];
+      for (const item of heads) {
+        const report = await read(item);
+        if (report) reports.push(report);
+      }
+      return reports;
     },
     async pruneGroupReports(group, before, limit) {
       if (limit <= 0) return 0;
-      const old = await keys(group, 'report#', `report#${iso(before - 1)}`, limit);
+      // `#~` takes the chunks of a chunked report at `before - 1` too (they sort after its head).
+      const old = await keys(group, 'report#', `report#${iso(before - 1)}#~`, limit);
       for (const sk of old) await remove(group, sk);
       return old.length;
     },
@@ -135,7 +201,7 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
       await put({ group: INDEX, sk: `group#${group}`, markedAt: at });
     },
     async forgetGroup(group, markedAt, before) {
-      await conditional(
+      const forgotten = await conditional(
         () =>
           client.send(
             new DeleteCommand({
@@ -148,6 +214,7 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
           ),
         `forgetting the latest report of ${group}`,
       );
+      if (forgotten) await removeLatestLists(group);
       await conditional(
         () =>
           client.send(
