@@ -6,6 +6,7 @@ import { createOffsetHistory } from '../../functions/adapters/dynamodb/offset-hi
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
 import { shardOf, shardScope } from '../../functions/core/reconcile/group-shards.js';
 import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
+import { countingClient } from '../helpers/counting-client.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
 import { localTablesForFile } from '../helpers/local-tables.js';
 
@@ -16,24 +17,6 @@ import { localTablesForFile } from '../helpers/local-tables.js';
 const MINUTE = 60_000;
 const T0 = Date.parse('2026-12-01T06:00:00Z');
 const SHARDS = 4;
-
-/** The client, counting the items every Scan and Query of `tables` hands back. */
-function counting(documents: DynamoDBDocumentClient, tables: readonly string[]) {
-  const read = { items: 0 };
-  const client = new Proxy(documents, {
-    get(target, name, receiver) {
-      if (name !== 'send') return Reflect.get(target, name, receiver);
-      return async (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
-        const out = (await target.send(command)) as { Items?: unknown[] };
-        const { TableName } = command.input as { TableName?: string };
-        if (TableName !== undefined && tables.includes(TableName))
-          read.items += out.Items?.length ?? 0;
-        return out;
-      };
-    },
-  });
-  return { client, read };
-}
 
 const groupIds = (count: number, keep: (id: string) => boolean, tag: string) => {
   const ids: string[] = [];
@@ -77,7 +60,8 @@ describe('reconcile fan-out reads on DynamoDB', () => {
     );
   // The reports table is read per group, but for the index of reported groups (report-store.ts),
   // which is not this test's subject.
-  const counted = () => counting(documents, [table('MappingsTable'), table('OffsetHistoryTable')]);
+  const counted = () =>
+    countingClient(documents, [table('MappingsTable'), table('OffsetHistoryTable')]);
   const childReads = async () => {
     const { client, read } = counted();
     now += MINUTE;
