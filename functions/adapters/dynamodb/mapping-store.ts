@@ -1,7 +1,7 @@
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mappingGroup } from '../../core/reconcile/mappings.js';
 import type { MappingStore } from '../../core/reconcile/ports.js';
-import { conditional } from './conditional.js';
+import { conditional, deleteIfStill } from './conditional.js';
 import { readAll } from './read-all.js';
 import { readShard, shardAttributes } from './shard-index.js';
 
@@ -49,16 +49,14 @@ export function createMappingStore(
       );
     },
     deleteIfUnchanged(mapping) {
-      return conditional(
-        () =>
-          client.send(
-            new DeleteCommand({
-              TableName: tableName,
-              Key: { pk: mapping.pk, sk: mapping.sk },
-              ConditionExpression: 'lastSeenAt = :seen',
-              ExpressionAttributeValues: { ':seen': mapping.lastSeenAt },
-            }),
-          ),
+      return deleteIfStill(
+        client,
+        {
+          tableName,
+          key: { pk: mapping.pk, sk: mapping.sk },
+          attribute: 'lastSeenAt',
+          value: mapping.lastSeenAt,
+        },
         `removing mapping ${mapping.pk} ${mapping.sk}`,
       );
     },

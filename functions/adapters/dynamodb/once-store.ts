@@ -21,7 +21,7 @@ import type {
 import { forEachBounded } from '../../core/shared/for-each-bounded.js';
 import { murmur2 } from '../../core/shared/murmur2.js';
 import { dynamoDbUnavailable } from './client.js';
-import { conditional, overVersion } from './conditional.js';
+import { conditional, deleteIfStill, overVersion } from './conditional.js';
 import { forEachPage } from './read-all.js';
 
 // The once guard's marks, one table: pk `group#stream` (or `group#` + `\u0000key` for records
@@ -235,16 +235,14 @@ export function createOnceStore(client: DynamoDBDocumentClient, tableName: strin
         }
         // Only if unchanged since the index showed it: a claim taken over meanwhile is kept.
         await forEachBounded(page.Items ?? [], DELETES_IN_FLIGHT, async (item) => {
-          const removed = await conditional(
-            () =>
-              client.send(
-                new DeleteCommand({
-                  TableName: tableName,
-                  Key: { pk: item.pk, sk: item.sk },
-                  ConditionExpression: 'pruneAt = :at',
-                  ExpressionAttributeValues: { ':at': item.pruneAt },
-                }),
-              ),
+          const removed = await deleteIfStill(
+            client,
+            {
+              tableName,
+              key: { pk: item.pk, sk: item.sk },
+              attribute: 'pruneAt',
+              value: item.pruneAt,
+            },
             `pruning ${String(item.pk)} ${String(item.sk)}`,
           );
           if (removed) pruned++;

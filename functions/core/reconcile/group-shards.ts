@@ -17,7 +17,7 @@ export const DEFAULT_SHARDS = 8;
 const encoder = new TextEncoder();
 const HASHES = 2 ** 31;
 /** Partition keys of the `byShard` index: a shard of N spans ceil(64 / N) + 1 of them at most. */
-export const SHARD_BUCKETS = MAX_SHARDS;
+export const SHARD_BUCKETS = 64;
 
 /** A group's place in the `byShard` index: its 31-bit hash and the bucket holding that hash. */
 export function shardKey(groupId: string): { readonly bucket: number; readonly hash: number } {
