@@ -32,7 +32,18 @@ export type Op =
   | { kind: 'rewrite'; stream: number; pick: number; to: 'ACKED' | 'NOT_SENT' | 'UNKNOWN' }
   /** A second copy (session p2) of a picked block's first record, on `partition` (default 0). */
   | { kind: 'duplicate'; stream: number; pick: number; partition?: number }
-  | { kind: 'receive'; stream: number; pick: number; size: number }
+  /**
+   * A receipt of the group for a picked block's first `size` seqs: dated `lateSeconds` before it
+   * is stored (a writer slower than the clock, within the lag), acted on or `suppressed`.
+   */
+  | {
+      kind: 'receive';
+      stream: number;
+      pick: number;
+      size: number;
+      lateSeconds?: number;
+      suppressed?: boolean;
+    }
   | { kind: 'untracked'; partition: number }
   | { kind: 'wait'; minutes: number }
   | { kind: 'audit' };
@@ -44,6 +55,16 @@ export interface WorldOptions {
   readonly incremental?: boolean;
   /** Passed as the request's ledgerLagMs when set. */
   readonly ledgerLagMs?: number;
+  /** The receipts are also read by write time (forEachBatchSince); default: `incremental`. */
+  readonly incrementalReceipts?: boolean;
+}
+
+/** A stored receipt: one run of seqs, when it is dated (its sort key) and when it was stored. */
+interface WorldReceipt {
+  readonly run: SeqRange;
+  readonly receivedAt: number;
+  readonly storedAt: number;
+  readonly suppressed: boolean;
 }
 
 /** What two worlds' reports can be compared on: all but the timings. */
@@ -57,7 +78,7 @@ export class AuditWorld {
   now = T0;
   readonly blocks = new Map<string, Map<number, LedgerBlock>>();
   readonly partitions: ScannedRecord[][];
-  readonly receipts = new Map<string, SeqRange[]>();
+  readonly receipts = new Map<string, WorldReceipt[]>();
   readonly counters = new Map<string, { lastSeq: number; updatedAt: number }>();
   checkpoint: { state: CheckpointJson; version: number } | undefined;
   /** Slice → the reads still allowed before its deadline (undefined: no limit). */
@@ -65,6 +86,8 @@ export class AuditWorld {
   /** Blocks handed over by the audit's ledger reads, and how many full reads. */
   blocksRead = 0;
   fullReads = 0;
+  /** Receipts handed over by the audit's receipt reads. */
+  receiptsRead = 0;
   #turn = 0;
 
   constructor(readonly options: WorldOptions) {
@@ -150,9 +173,14 @@ export class AuditWorld {
       case 'receive': {
         const block = this.pick(stream, op.pick);
         if (block === undefined) return;
-        const runs = this.receipts.get(stream) ?? [];
-        runs.push([block.firstSeq, block.firstSeq + op.size - 1]);
-        this.receipts.set(stream, runs);
+        const stored = this.receipts.get(stream) ?? [];
+        stored.push({
+          run: [block.firstSeq, block.firstSeq + op.size - 1],
+          receivedAt: this.now - (op.lateSeconds ?? 0) * 1000,
+          storedAt: this.now,
+          suppressed: op.suppressed === true,
+        });
+        this.receipts.set(stream, stored);
         return;
       }
       case 'untracked':
@@ -193,6 +221,35 @@ export class AuditWorld {
     return ledger;
   }
 
+  #receiptsPort(): AuditPorts['receipts'] {
+    // As the table's sort key orders them: by the time they are dated, not stored.
+    const batches = (group: string, stream: string, after: number) =>
+      group !== GROUP
+        ? []
+        : (this.receipts.get(stream) ?? [])
+            .filter((r) => r.storedAt <= this.now && r.receivedAt > after)
+            .sort((a, b) => a.receivedAt - b.receivedAt);
+    const batch = (r: WorldReceipt) =>
+      r.suppressed ? { seqs: [], suppressed: [r.run] } : { seqs: [r.run] };
+    const port: AuditPorts['receipts'] = {
+      forEachBatch: async (group, stream, onBatch) => {
+        for (const r of batches(group, stream, Number.NEGATIVE_INFINITY)) {
+          this.receiptsRead++;
+          onBatch(batch(r));
+        }
+      },
+      counts: async () => [],
+    };
+    if (this.options.incrementalReceipts ?? this.options.incremental)
+      port.forEachBatchSince = async (group, stream, after, onBatch) => {
+        for (const r of batches(group, stream, after ?? Number.NEGATIVE_INFINITY)) {
+          this.receiptsRead++;
+          onBatch(batch(r), r.receivedAt);
+        }
+      };
+    return port;
+  }
+
   #scan(): AuditPorts['log']['scan'] {
     return async (_topic, request, onRecord) => {
       const next = new Map<number, number>();
@@ -231,13 +288,7 @@ export class AuditWorld {
       clock: () => this.now,
       ledger: this.#ledger(),
       log: { scan: this.#scan() },
-      receipts: {
-        forEachBatch: async (group, stream, onBatch) => {
-          if (group !== GROUP) return;
-          for (const run of this.receipts.get(stream) ?? []) onBatch({ seqs: [run] });
-        },
-        counts: async () => [],
-      },
+      receipts: this.#receiptsPort(),
       checkpoints: {
         load: async () => this.checkpoint && structuredClone(this.checkpoint),
         save: async (_topic, state, version) => {
@@ -325,11 +376,16 @@ export const opArbs = {
     };
     return topic === undefined ? fc.record(publish) : fc.record({ ...publish, topic });
   },
-  receive: fc.record({
-    kind: fc.constant('receive' as const),
-    stream: fc.nat(1),
-    pick: fc.nat(50),
-    size: fc.integer({ min: 1, max: 4 }),
-  }),
+  receive: fc.record(
+    {
+      kind: fc.constant('receive' as const),
+      stream: fc.nat(1),
+      pick: fc.nat(50),
+      size: fc.integer({ min: 1, max: 4 }),
+      lateSeconds: fc.integer({ min: 0, max: 59 }),
+      suppressed: fc.boolean(),
+    },
+    { requiredKeys: ['kind', 'stream', 'pick', 'size'] },
+  ),
   wait: fc.record({ kind: fc.constant('wait' as const), minutes: fc.integer({ min: 1, max: 40 }) }),
 };

@@ -4,7 +4,14 @@ import {
   createGroupNotifier,
   type StoredIncident,
 } from '../../functions/core/notify/group-notifier.js';
-import { MAX_SHARDS, shardOf, shardScope } from '../../functions/core/reconcile/group-shards.js';
+import {
+  MAX_SHARDS,
+  SHARD_BUCKETS,
+  shardKey,
+  shardOf,
+  shardRange,
+  shardScope,
+} from '../../functions/core/reconcile/group-shards.js';
 import {
   createReconciler,
   type ReconcileReport,
@@ -21,7 +28,7 @@ import {
   type ReconcileSummary,
   summarizeReconcile,
 } from '../../functions/core/reconcile/summary.js';
-import { partitionForKey } from '../../functions/core/shared/murmur2.js';
+import { murmur2 } from '../../functions/core/shared/murmur2.js';
 import { loadNotifyConfig } from '../../functions/platform/notify-config.js';
 import { payloadBytes, STATE_PAYLOAD_LIMIT } from '../../infra/local/payload-limits.js';
 import { FakeCluster } from '../helpers/fake-cluster.js';
@@ -43,18 +50,35 @@ const TABLE = 'tally-reconcile-reports';
 const options = { windowSize: 5, graceMs: 0, retentionMs: 14 * 1440 * MINUTE, pruneBudget: 200 };
 
 describe('shardOf', () => {
-  it("is Kafka's partitioner over the group id: the same shard in every run and process", () => {
+  it("is a range of Kafka's murmur2 of the group id: the same shard in every run and process", () => {
     const encoder = new TextEncoder();
     for (const id of ['orders-billing', 'tally-downstream-example', 'g', 'ü-group', '']) {
+      const hash = murmur2(encoder.encode(id)) & 0x7fffffff;
       for (const shards of [1, 4, 8, 64]) {
-        expect(shardOf(id, shards)).toBe(partitionForKey(encoder.encode(id), shards));
+        expect(shardOf(id, shards)).toBe(Math.floor((hash * shards) / 2 ** 31));
       }
     }
     // Pinned: a change of hash would move every group between runs of one deployment.
     expect([0, 1, 2, 3, 4, 5, 6, 7].map((i) => shardOf(`group-${i}`, 8))).toEqual([
-      5, 3, 3, 0, 5, 2, 7, 4,
+      4, 4, 5, 4, 2, 1, 3, 7,
     ]);
     expect(shardOf('orders-billing', 8)).toBe(3);
+  });
+
+  it("names, for any shard count, exactly the index keys of the shard's groups", () => {
+    for (const shards of [1, 3, 7, 8, 13, 64]) {
+      for (let shard = 0; shard < shards; shard++) {
+        const { buckets } = shardRange(shard, shards);
+        // A shard of N spans at most ceil(64 / N) + 1 buckets of the byShard index.
+        expect(buckets.length).toBeLessThanOrEqual(Math.ceil(SHARD_BUCKETS / shards) + 1);
+        for (let i = 0; i < 500; i++) {
+          const id = `group-${shards}-${i}`;
+          const { bucket, hash } = shardKey(id);
+          const named = buckets.some((b) => b.bucket === bucket && hash >= b.from && hash <= b.to);
+          expect(named).toBe(shardOf(id, shards) === shard);
+        }
+      }
+    }
   });
 
   it('spreads 10,000 group ids as a uniform hash would (every shard within 4 σ of the mean)', () => {

@@ -1,5 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DeleteCommandInput,
+  type DynamoDBDocumentClient,
+  PutCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { dynamoDbUnavailable } from './client.js';
 
 /**
@@ -61,21 +66,43 @@ export async function versionedPut(
   return written && { replaced };
 }
 
+/** One conditional DeleteItem: true when it deleted, false when its condition kept the item. */
+const conditionalDelete = (
+  client: DynamoDBDocumentClient,
+  input: DeleteCommandInput,
+  doing: string,
+): Promise<boolean> => conditional(() => client.send(new DeleteCommand(input)), doing);
+
 /** Deletes the item at `key` only if it is still at the version read; false when it was not. */
 export function versionedDelete(
   client: DynamoDBDocumentClient,
   at: VersionedItem & { readonly key: Record<string, unknown> },
   doing: string,
 ): Promise<boolean> {
-  return conditional(
-    () =>
-      client.send(
-        new DeleteCommand({
-          TableName: at.tableName,
-          Key: at.key,
-          ...overVersion(at.version, at.keyName),
-        }),
-      ),
+  const { tableName: TableName, key: Key, version, keyName } = at;
+  return conditionalDelete(client, { TableName, Key, ...overVersion(version, keyName) }, doing);
+}
+
+/** Deletes the item at `key` only if its `attribute` still holds `value`; false when it did not. */
+export function deleteIfStill(
+  client: DynamoDBDocumentClient,
+  at: {
+    readonly tableName: string;
+    readonly key: Record<string, unknown>;
+    readonly attribute: string;
+    readonly value: unknown;
+  },
+  doing: string,
+): Promise<boolean> {
+  return conditionalDelete(
+    client,
+    {
+      TableName: at.tableName,
+      Key: at.key,
+      ConditionExpression: '#still = :still',
+      ExpressionAttributeNames: { '#still': at.attribute },
+      ExpressionAttributeValues: { ':still': at.value },
+    },
     doing,
   );
 }

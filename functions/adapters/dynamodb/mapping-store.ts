@@ -1,7 +1,9 @@
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { mappingGroup } from '../../core/reconcile/mappings.js';
 import type { MappingStore } from '../../core/reconcile/ports.js';
-import { conditional } from './conditional.js';
+import { conditional, deleteIfStill } from './conditional.js';
 import { readAll } from './read-all.js';
+import { readShard, shardAttributes } from './shard-index.js';
 
 /**
  * Client → group and group → partition → owner mappings. Every write and delete is conditional
@@ -13,17 +15,17 @@ export function createMappingStore(
   tableName: string,
 ): MappingStore {
   return {
-    async list() {
-      const items = await readAll(
-        client,
-        { scan: { TableName: tableName, ConsistentRead: true } },
-        'reading the mapping store',
-      );
-      return items.map(({ pk, sk, lastSeenAt, ...attributes }) => ({
+    async list(range) {
+      const doing = 'reading the mapping store';
+      const items = range
+        ? await readShard(client, tableName, range, doing)
+        : await readAll(client, { scan: { TableName: tableName, ConsistentRead: true } }, doing);
+      return items.map(({ pk, sk, lastSeenAt, shardBucket: _, shardHash, ...attributes }) => ({
         pk: String(pk),
         sk: String(sk),
         lastSeenAt: Number(lastSeenAt),
         attributes: attributes as Record<string, string | number>,
+        ...(shardHash === undefined && { unindexed: true }),
       }));
     },
     upsert(mapping) {
@@ -34,6 +36,7 @@ export function createMappingStore(
               TableName: tableName,
               Item: {
                 ...mapping.attributes,
+                ...shardAttributes(mappingGroup(mapping)),
                 pk: mapping.pk,
                 sk: mapping.sk,
                 lastSeenAt: mapping.lastSeenAt,
@@ -46,16 +49,14 @@ export function createMappingStore(
       );
     },
     deleteIfUnchanged(mapping) {
-      return conditional(
-        () =>
-          client.send(
-            new DeleteCommand({
-              TableName: tableName,
-              Key: { pk: mapping.pk, sk: mapping.sk },
-              ConditionExpression: 'lastSeenAt = :seen',
-              ExpressionAttributeValues: { ':seen': mapping.lastSeenAt },
-            }),
-          ),
+      return deleteIfStill(
+        client,
+        {
+          tableName,
+          key: { pk: mapping.pk, sk: mapping.sk },
+          attribute: 'lastSeenAt',
+          value: mapping.lastSeenAt,
+        },
         `removing mapping ${mapping.pk} ${mapping.sk}`,
       );
     },

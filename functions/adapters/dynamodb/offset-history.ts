@@ -4,6 +4,7 @@ import type { HistoryEntry, HistoryItem, OffsetHistory } from '../../core/reconc
 import { conditional } from './conditional.js';
 import { decodeParts, encodeParts } from './history-codec.js';
 import { readAll } from './read-all.js';
+import { readShard, shardAttributes } from './shard-index.js';
 
 /**
  * Offset history: one item per group, topic and chunk of partitions (sort key `topic#w<chunk>`,
@@ -16,12 +17,11 @@ export function createOffsetHistory(
   tableName: string,
 ): OffsetHistory {
   return {
-    async loadAll() {
-      const stored = await readAll(
-        client,
-        { scan: { TableName: tableName, ConsistentRead: true } },
-        'reading the offset history',
-      );
+    async loadAll(range) {
+      const doing = 'reading the offset history';
+      const stored = range
+        ? await readShard(client, tableName, range, doing)
+        : await readAll(client, { scan: { TableName: tableName, ConsistentRead: true } }, doing);
       const items: HistoryItem[] = [];
       const legacy: HistoryEntry[] = [];
       for (const item of stored) {
@@ -34,6 +34,7 @@ export function createOffsetHistory(
             topic: String(item.topic),
             partitions: decodeParts(item.parts),
             version,
+            ...(item.shardHash === undefined && { unindexed: true }),
           });
         } else {
           const window = JSON.parse(String(item.window)) as OffsetObservation[];
@@ -51,6 +52,7 @@ export function createOffsetHistory(
           topic: item.topic,
           parts: encodeParts(partitions),
           version: item.version + 1,
+          ...shardAttributes(item.group),
         },
         ConditionExpression: 'attribute_not_exists(#group) OR version = :read',
         ExpressionAttributeNames: { '#group': 'group' },

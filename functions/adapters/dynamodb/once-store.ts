@@ -5,6 +5,7 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -17,8 +18,10 @@ import type {
   StoredMark,
   StreamRanges,
 } from '../../core/once/run-once.js';
+import { forEachBounded } from '../../core/shared/for-each-bounded.js';
+import { murmur2 } from '../../core/shared/murmur2.js';
 import { dynamoDbUnavailable } from './client.js';
-import { conditional, overVersion } from './conditional.js';
+import { conditional, deleteIfStill, overVersion } from './conditional.js';
 import { forEachPage } from './read-all.js';
 
 // The once guard's marks, one table: pk `group#stream` (or `group#` + `\u0000key` for records
@@ -34,6 +37,21 @@ const keyOf = (at: MarkKey) =>
     ? { pk: `${at.group}#${at.stream}`, sk: `m#${at.seq}` }
     : { pk: `${at.group}#\u0000key`, sk: `k#${at.key}` };
 
+/** Partition keys of the `byPruneAt` index per group: a busy group's keyed marks spread over them. */
+export const PRUNE_SPREAD = 8;
+export const PRUNE_INDEX = 'byPruneAt';
+/** Conditional deletes (BatchWriteItem takes no conditions) in flight at once. */
+const DELETES_IN_FLIGHT = 16;
+const encoder = new TextEncoder();
+
+/**
+ * A keyed mark's place in the `byPruneAt` index (a caller's key has no seq to fold into ranges):
+ * its group and spread, and `pruneAt` — a claim's expiry, then the time it was marked done — so
+ * the marks past the horizon are read by a range, not found among every mark kept.
+ */
+const pruneKeyOf = (group: string, key: string) =>
+  `${group}#${(murmur2(encoder.encode(key)) & 0x7fffffff) % PRUNE_SPREAD}`;
+
 function markOf(item: Record<string, unknown>): StoredMark {
   return {
     state: item.state === 'DONE' ? 'DONE' : 'CLAIMED',
@@ -43,7 +61,12 @@ function markOf(item: Record<string, unknown>): StoredMark {
   };
 }
 
+/** DynamoDB's answer to a Query of an index the table does not have. */
+const isMissingIndex = (error: unknown) =>
+  error instanceof Error && error.name === 'ValidationException' && /index/i.test(error.message);
+
 export function createOnceStore(client: DynamoDBDocumentClient, tableName: string): OnceStore {
+  let indexMissing = false;
   const query = (pk: string, prefix: string) => ({
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
@@ -96,7 +119,14 @@ export function createOnceStore(client: DynamoDBDocumentClient, tableName: strin
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...key, state: 'CLAIMED', token, lane, expiresAt },
+            Item: {
+              ...key,
+              ...('key' in at && { pruneKey: pruneKeyOf(at.group, at.key), pruneAt: expiresAt }),
+              state: 'CLAIMED',
+              token,
+              lane,
+              expiresAt,
+            },
             // Free, or a claim whose holder let it lapse (died, or timed out): taken over.
             ConditionExpression:
               'attribute_not_exists(pk) OR (#state = :claimed AND expiresAt < :now)',
@@ -133,7 +163,7 @@ export function createOnceStore(client: DynamoDBDocumentClient, tableName: strin
             new UpdateCommand({
               TableName: tableName,
               Key: key,
-              UpdateExpression: 'SET #state = :done, doneAt = :now REMOVE expiresAt',
+              UpdateExpression: `SET #state = :done, doneAt = :now${'key' in at ? ', pruneAt = :now' : ''} REMOVE expiresAt`,
               ConditionExpression: '#token = :token',
               ExpressionAttributeNames: { '#state': 'state', '#token': 'token' },
               ExpressionAttributeValues: { ':done': 'DONE', ':now': now, ':token': token },
@@ -178,6 +208,47 @@ export function createOnceStore(client: DynamoDBDocumentClient, tableName: strin
           ),
         `saving once-ranges of ${group} for ${stream} on ${lane}`,
       );
+    },
+
+    async pruneKeyed(group, before, limit) {
+      let pruned = 0;
+      if (indexMissing) return pruned;
+      for (let spread = 0; spread < PRUNE_SPREAD && pruned < limit; spread++) {
+        let page: { Items?: Array<Record<string, unknown>> | undefined };
+        try {
+          page = await client.send(
+            new QueryCommand({
+              TableName: tableName,
+              IndexName: PRUNE_INDEX,
+              KeyConditionExpression: 'pruneKey = :key AND pruneAt < :before',
+              ExpressionAttributeValues: { ':key': `${group}#${spread}`, ':before': before },
+              Limit: limit - pruned,
+            }),
+          );
+        } catch (error) {
+          // A table created before the index (packages/consumer's README): marks kept, as before.
+          if (isMissingIndex(error)) {
+            indexMissing = true;
+            return pruned;
+          }
+          throw dynamoDbUnavailable(`reading ${group}'s keyed once-marks past the horizon`, error);
+        }
+        // Only if unchanged since the index showed it: a claim taken over meanwhile is kept.
+        await forEachBounded(page.Items ?? [], DELETES_IN_FLIGHT, async (item) => {
+          const removed = await deleteIfStill(
+            client,
+            {
+              tableName,
+              key: { pk: item.pk, sk: item.sk },
+              attribute: 'pruneAt',
+              value: item.pruneAt,
+            },
+            `pruning ${String(item.pk)} ${String(item.sk)}`,
+          );
+          if (removed) pruned++;
+        });
+      }
+      return pruned;
     },
 
     async dropMarks(group, stream, seqs) {

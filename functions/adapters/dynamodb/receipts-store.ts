@@ -23,8 +23,10 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
   });
 
   async function writeAll(batches: readonly ReceiptBatch[]): Promise<void> {
-    const receivedAt = new Date().toISOString();
     for (let i = 0; i < batches.length; i += BATCH_WRITE_LIMIT) {
+      // Dated per request, not per call: the audit reads receipts by this time, less a lag that
+      // must cover a request's retries, not a whole batch's.
+      const receivedAt = new Date().toISOString();
       let requests = batches
         .slice(i, i + BATCH_WRITE_LIMIT)
         .map((b) => ({ PutRequest: { Item: item(b, receivedAt) } }));
@@ -46,6 +48,48 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
           await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
       }
     }
+  }
+
+  async function batchesAfter(
+    group: string,
+    stream: string,
+    after: number | undefined,
+    onBatch: (batch: ReceiptBatch, receivedAt: number) => void,
+  ): Promise<void> {
+    // ISO times of one length sort as text: `sk >= the next ms` is every receipt written after.
+    const from = after === undefined ? undefined : new Date(after + 1).toISOString();
+    await forEachPage(
+      client,
+      {
+        query: {
+          TableName: tableName,
+          KeyConditionExpression: from === undefined ? 'pk = :pk' : 'pk = :pk AND sk >= :from',
+          ExpressionAttributeValues: {
+            ':pk': `${group}#${stream}`,
+            ...(from && { ':from': from }),
+          },
+          ConsistentRead: true,
+        },
+      },
+      `reading receipts of ${group} for ${stream}`,
+      (items) => {
+        for (const i of items) {
+          const sk = String(i.sk);
+          onBatch(
+            {
+              group,
+              stream,
+              topic: typeof i.topic === 'string' ? i.topic : undefined,
+              seqs: JSON.parse(String(i.seqs)),
+              ...(typeof i.suppressed === 'string' && { suppressed: JSON.parse(i.suppressed) }),
+              offsets: JSON.parse(String(i.offsets)),
+              count: Number(i.count),
+            },
+            Date.parse(sk.slice(0, sk.indexOf('#'))),
+          );
+        }
+      },
+    );
   }
 
   return {
@@ -74,36 +118,22 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
       }
     },
     /** Every batch a group reported for a stream, oldest first, one page in memory at a time. */
-    async forEachBatch(
+    forEachBatch(
       group: string,
       stream: string,
       onBatch: (batch: ReceiptBatch) => void,
     ): Promise<void> {
-      await forEachPage(
-        client,
-        {
-          query: {
-            TableName: tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': `${group}#${stream}` },
-            ConsistentRead: true,
-          },
-        },
-        `reading receipts of ${group} for ${stream}`,
-        (items) => {
-          for (const i of items) {
-            onBatch({
-              group,
-              stream,
-              topic: typeof i.topic === 'string' ? i.topic : undefined,
-              seqs: JSON.parse(String(i.seqs)),
-              ...(typeof i.suppressed === 'string' && { suppressed: JSON.parse(i.suppressed) }),
-              offsets: JSON.parse(String(i.offsets)),
-              count: Number(i.count),
-            });
-          }
-        },
-      );
+      return batchesAfter(group, stream, undefined, onBatch);
+    },
+
+    /** The batches written after `after` (ms; sort keys start with the write time), oldest first. */
+    forEachBatchSince(
+      group: string,
+      stream: string,
+      after: number | undefined,
+      onBatch: (batch: ReceiptBatch, receivedAt: number) => void,
+    ): Promise<void> {
+      return batchesAfter(group, stream, after, onBatch);
     },
 
     /** Every count-only receipt (per time bucket) a group posted for a topic. */

@@ -11,6 +11,7 @@ import type {
   ScannedRecord,
   SlicePorts,
 } from './ports.js';
+import { readReceipts } from './read-receipts.js';
 import { DEFAULT_RETENTION_MS, REPORT_ROWS } from './retention.js';
 import { SeqFates } from './seq-fates.js';
 import { StreamAudit } from './stream-audit.js';
@@ -111,12 +112,14 @@ export function createAuditor(ports: AuditPorts) {
       for (const stream of state.streams.keys()) {
         if (!audits.has(stream)) await timings.time('ledger', () => readLedger(stream));
       }
+      // Receipts written by then are folded into the checkpoint; later ones may still be landing.
+      const receiptsUpTo = startedAt - (request.ledgerLagMs ?? LEDGER_LAG_MS);
       for (const [stream, audit] of audits) {
+        const log = state.stream(stream);
+        log.receipts.keepOnly(request.groups);
         for (const group of request.groups) {
           await timings.time('receipts', () =>
-            ports.receipts.forEachBatch(group, stream, (batch) =>
-              audit.addReceipts(group, batch.seqs, batch.suppressed),
-            ),
+            readReceipts(ports.receipts, audit, log, group, receiptsUpTo),
           );
         }
       }

@@ -17,6 +17,13 @@ export interface ScannedRecord {
   readonly headers: Readonly<Record<string, string | undefined>>;
 }
 
+/** What the audit reads of one receipt batch. */
+export interface ReceiptBatchSeqs {
+  readonly seqs: readonly SeqRange[];
+  /** Seqs the group's once guard suppressed (delivered again, not acted on). */
+  readonly suppressed?: readonly SeqRange[];
+}
+
 export interface ScanRequest {
   /** Partition → first offset to read; a partition not named is read from its log start. */
   readonly from?: ReadonlyMap<number, number>;
@@ -73,11 +80,18 @@ export interface AuditPorts {
     forEachBatch(
       group: string,
       stream: string,
-      onBatch: (batch: {
-        readonly seqs: readonly SeqRange[];
-        /** Seqs the group's once guard suppressed (delivered again, not acted on). */
-        readonly suppressed?: readonly SeqRange[];
-      }) => void,
+      onBatch: (batch: ReceiptBatchSeqs) => void,
+    ): Promise<void>;
+    /**
+     * The batches written after `after` (ms; undefined: every one), oldest first, each with when
+     * it was written: a run reads only the receipts since its checkpoint's (receipts-view.ts).
+     * Without it, every run reads every receipt.
+     */
+    forEachBatchSince?(
+      group: string,
+      stream: string,
+      after: number | undefined,
+      onBatch: (batch: ReceiptBatchSeqs, receivedAt: number) => void,
     ): Promise<void>;
     /** Count-only receipts (Chaperone-style) a group posted for a topic. */
     counts(group: string, topic: string): Promise<BucketCount[]>;
@@ -142,7 +156,8 @@ export interface AuditRequest {
   /**
    * How long a ledger write may take to show among the changed blocks after its write time
    * (in-flight puts, index lag, clocks): each run reads again the blocks written this long
-   * before the previous one started (default LEDGER_LAG_MS).
+   * before the previous one started (default LEDGER_LAG_MS). The receipts' too: those written
+   * under a time later than this before the run's start are read again by the next run.
    */
   readonly ledgerLagMs?: number;
   /**

@@ -1,6 +1,7 @@
 import type { LedgerBlock } from '../publish/ports.js';
 import type { RecordOutcome } from '../shared/outcomes.js';
 import { sortNumbers } from './ledger-view.js';
+import { cloneCounters, type GroupCounters } from './receipts-view.js';
 import { foldRow, KEEP_PLACED, type RowCounts } from './retention.js';
 import { type DuplicateRun, SeqCounter, type SeqRange, SeqRanges } from './seq-ranges.js';
 import { bucketOf, MAX_PLACED, type Placement, type StreamLog } from './topic-log.js';
@@ -185,7 +186,13 @@ export class StreamAudit {
    * A receipt: seqs the group acted on (`runs`) and seqs delivered again that its once guard
    * suppressed. Both are deliveries (processed, redelivered); only `runs` can act twice.
    */
-  addReceipts(group: string, runs: readonly SeqRange[], suppressed: readonly SeqRange[] = []) {
+  addReceipts(
+    group: string,
+    runs: readonly SeqRange[],
+    suppressed: readonly SeqRange[] = [],
+    /** Where the receipt is also folded for the checkpoint (receipts-view.ts), if it is. */
+    into?: GroupCounters,
+  ) {
     const delivered = this.#groups.get(group) ?? new SeqCounter();
     const split = this.#receipts.get(group) ?? {
       acted: new SeqCounter(),
@@ -196,12 +203,21 @@ export class StreamAudit {
       for (const [from, to] of list)
         if (to > floor) counter.addRange(Math.max(from, floor + 1), to);
     };
-    add(delivered, runs);
-    add(delivered, suppressed);
-    add(split.acted, runs);
-    add(split.suppressed, suppressed);
+    for (const counters of into ? [{ delivered, ...split }, into] : [{ delivered, ...split }]) {
+      add(counters.delivered, runs);
+      add(counters.delivered, suppressed);
+      add(counters.acted, runs);
+      add(counters.suppressed, suppressed);
+    }
     this.#groups.set(group, delivered);
     this.#receipts.set(group, split);
+  }
+
+  /** Starts a group's receipts from those an earlier run folded (before any addReceipts). */
+  seedReceipts(group: string, folded: GroupCounters): void {
+    const { delivered, acted, suppressed } = cloneCounters(folded);
+    this.#groups.set(group, delivered);
+    this.#receipts.set(group, { acted, suppressed });
   }
 
   /**
@@ -359,6 +375,7 @@ export class StreamAudit {
       acted.dropThrough(floor);
       suppressed.dropThrough(floor);
     }
+    this.log.receipts.dropThrough(floor);
   }
 
   /** Bucket starts of the ledger's produced seqs and the log's unexplained ones, in order. */

@@ -1,4 +1,5 @@
 import { LedgerView, type LedgerViewJson } from './ledger-view.js';
+import { ReceiptsView, type ReceiptsViewJson } from './receipts-view.js';
 import { type FoldedRow, foldRow, type RowCounts } from './retention.js';
 import { SeqCounter, SeqRanges } from './seq-ranges.js';
 
@@ -42,6 +43,8 @@ export interface StreamLogJson {
   readonly belowFloor?: number;
   /** The stream's ledger as last read (absent: the next run reads the ledger in full). */
   readonly ledger?: LedgerViewJson;
+  /** The receipts folded per group (absent: the next run reads every receipt). */
+  readonly receipts?: ReceiptsViewJson;
 }
 
 /** One stream's share of the log, as read so far. Mutable. */
@@ -59,6 +62,8 @@ export class StreamLog {
   belowFloor: number;
   /** The ledger as read so far: checkpointed only once it is read incrementally (`since`). */
   readonly ledger: LedgerView;
+  /** The receipts folded so far, per group: a run reads only those written since. */
+  readonly receipts: ReceiptsView;
   /**
    * Seq → where this run found an UNKNOWN outcome's record: every one of them, not only
    * MAX_PLACED, so a single run settles them all. Not checkpointed (settled in the same run).
@@ -79,6 +84,7 @@ export class StreamLog {
     this.older = json?.older;
     this.belowFloor = json?.belowFloor ?? 0;
     this.ledger = new LedgerView(json?.ledger);
+    this.receipts = new ReceiptsView(json?.receipts);
   }
 
   /**
@@ -187,6 +193,7 @@ export class StreamLog {
       ...(this.older ? { older: this.older } : {}),
       belowFloor: this.belowFloor,
       ...(this.ledger.since === undefined ? {} : { ledger: this.ledger.toJSON() }),
+      ...(this.receipts.isEmpty ? {} : { receipts: this.receipts.toJSON() }),
     };
   }
 }

@@ -102,6 +102,11 @@ export interface OnceStore {
   ): Promise<boolean>;
   /** Deletes per-seq marks (folded long enough ago, or dead claims). */
   dropMarks(group: string, stream: string, seqs: readonly number[]): Promise<void>;
+  /**
+   * Deletes up to `limit` marks of caller-derived keys done (or claims lapsed) before `before`,
+   * reading only those; returns how many. A store without it keeps every keyed mark.
+   */
+  pruneKeyed?(group: string, before: number, limit: number): Promise<number>;
 }
 
 export interface OnceOptions {
@@ -144,6 +149,8 @@ export const SNAPSHOT_MAX_AGE_MS = 10_000;
 /** Most per-seq marks one compaction folds: the rest wait for later ones. */
 export const COMPACT_PER_RUN = 2000;
 export const COMPACT_EVERY_MS = 60_000;
+/** The `compacted` entry of the keyed marks' pruning (no stream is named so). */
+const KEYED = '\u0000keyed';
 
 class Snapshots {
   readonly #byStream = new Map<string, { ranges: StreamRanges; at: number }>();
@@ -218,6 +225,13 @@ export async function runOnce(
     if (now() - last < COMPACT_EVERY_MS) continue;
     options.compacted?.set(stream, now());
     await compact(group, stream, store, options, now());
+  }
+  // Keyed marks cannot fold into ranges: those past the horizon are deleted, as often.
+  const keyed = records.some((r) => r.identity !== undefined && r.identity.seq === undefined);
+  const lastPruned = options.compacted?.get(KEYED) ?? Number.NEGATIVE_INFINITY;
+  if (keyed && store.pruneKeyed && now() - lastPruned >= COMPACT_EVERY_MS) {
+    options.compacted?.set(KEYED, now());
+    await store.pruneKeyed(group, now() - options.horizonMs, COMPACT_PER_RUN);
   }
   return outcome;
 }

@@ -47,7 +47,12 @@ export function openHistory(
   const itemKey = (group: string, id: string) => `${group}\u0000${id}`;
   for (const item of stored.items) {
     const key = itemKey(item.group, item.id);
-    items.set(key, { stored: item, next: new Map(item.partitions), dirty: false });
+    // An item stored before the byShard index is written again, so fan-out children find it.
+    items.set(key, {
+      stored: item,
+      next: new Map(item.partitions),
+      dirty: item.unindexed === true,
+    });
     for (const p of item.partitions.keys())
       located.set(`${item.group}\u0000${item.topic}#${p}`, key);
   }

@@ -52,7 +52,7 @@ export function desiredMappings(snapshot: ClusterSnapshot): StoredMapping[] {
 const keyOf = (m: { pk: string; sk: string }) => `${m.pk}\u0000${m.sk}`;
 
 /** The group a mapping belongs to: `group#<id>` is its key or its sort key. */
-const groupOf = (m: { pk: string; sk: string }) =>
+export const mappingGroup = (m: { pk: string; sk: string }) =>
   (m.pk.startsWith('group#') ? m.pk : m.sk).slice('group#'.length);
 
 function sameAttributes(a: StoredMapping, b: StoredMapping): boolean {
@@ -68,7 +68,9 @@ export async function repairMappings(
 ): Promise<MappingRepairs> {
   // A scoped run (one shard of the fan-out) neither refreshes nor removes other groups' mappings.
   const stored = new Map(
-    (await store.list()).filter((m) => scope.owns(groupOf(m))).map((m) => [keyOf(m), m]),
+    (await store.list(scope.range))
+      .filter((m) => scope.owns(mappingGroup(m)))
+      .map((m) => [keyOf(m), m]),
   );
   const desired = desiredMappings(snapshot);
   const details: Array<{ action: string; pk: string; sk: string }> = [];
@@ -79,9 +81,11 @@ export async function repairMappings(
   for (const mapping of desired) {
     const current = stored.get(keyOf(mapping));
     stored.delete(keyOf(mapping));
-    // Unchanged mappings are refreshed only every half grace period, to keep writes low.
+    // Unchanged mappings are refreshed only every half grace period, to keep writes low (and
+    // those stored before the byShard index at once, so a fan-out child finds them).
     const fresh =
       current &&
+      current.unindexed !== true &&
       sameAttributes(current, mapping) &&
       snapshot.observedAt - current.lastSeenAt < graceMs / 2;
     if (fresh) continue;
@@ -101,7 +105,7 @@ export async function repairMappings(
   const read = new Set(snapshot.groups.map((g) => g.groupId));
   const complete = snapshot.unreadable.length === 0;
   for (const mapping of stored.values()) {
-    if (!complete && !read.has(groupOf(mapping))) continue;
+    if (!complete && !read.has(mappingGroup(mapping))) continue;
     if (snapshot.observedAt - mapping.lastSeenAt <= graceMs) continue;
     if (await store.deleteIfUnchanged(mapping)) {
       removed++;

@@ -1,4 +1,4 @@
-import type { GroupScope } from './group-shards.js';
+import type { GroupScope, ShardRange } from './group-shards.js';
 import type { OffsetObservation, PartitionEvaluation } from './offsets/offset-status.js';
 import type { PartitionHistory } from './offsets/partition-history.js';
 
@@ -56,10 +56,13 @@ export interface StoredMapping {
   readonly sk: string;
   readonly attributes: Readonly<Record<string, string | number>>;
   readonly lastSeenAt: number;
+  /** Stored before the `byShard` index: rewritten by the next unscoped run so children see it. */
+  readonly unindexed?: boolean;
 }
 
 export interface MappingStore {
-  list(): Promise<StoredMapping[]>;
+  /** Every mapping; with a `range`, those of its groups only (read from the `byShard` index). */
+  list(range?: ShardRange): Promise<StoredMapping[]>;
   /** Writes unless the stored item was seen later; returns false when a newer one won. */
   upsert(mapping: StoredMapping): Promise<boolean>;
   /**
@@ -89,6 +92,8 @@ export interface HistoryItem {
   readonly partitions: ReadonlyMap<number, PartitionHistory>;
   /** 0 when not stored yet. */
   readonly version: number;
+  /** Stored before the `byShard` index: rewritten by the next unscoped run so children see it. */
+  readonly unindexed?: boolean;
 }
 
 export interface StoredHistory {
@@ -98,7 +103,8 @@ export interface StoredHistory {
 }
 
 export interface OffsetHistory {
-  loadAll(): Promise<StoredHistory>;
+  /** Every group's history; with a `range`, its groups' only (read from the `byShard` index). */
+  loadAll(range?: ShardRange): Promise<StoredHistory>;
   /** Saves unless another run saved since `item.version` was read; false when it lost. */
   save(item: HistoryItem, partitions: ReadonlyMap<number, PartitionHistory>): Promise<boolean>;
   /** Deletes unless another run saved since `item.version` was read; false when it kept it. */

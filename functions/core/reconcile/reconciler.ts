@@ -72,7 +72,7 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
    */
   async function run(scope: GroupScope = ALL_GROUPS): Promise<ReconcileReport> {
     const history = openHistory(
-      scopedHistory(await ports.history.loadAll(), scope),
+      scopedHistory(await ports.history.loadAll(scope.range), scope),
       options.windowSize,
       options.retentionMs,
     );
