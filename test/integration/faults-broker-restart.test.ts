@@ -10,6 +10,7 @@ import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { headerText, loadHandlers, readBack, totalRecords } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { expectOneFateEach } from '../helpers/seq-fates.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Issue 8: the broker is killed (SIGKILL, like a crashed host) and restarted on the same log dir
@@ -142,7 +143,7 @@ describe('broker killed and restarted during a large batch publish', { timeout: 
   /** A topic with 3 partitions, and a warm container that has published to it. */
   const prepare = async (purpose: string) => {
     const topic = uniqueName(purpose);
-    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+    await createTopicsEverywhere(admin, [{ topic, numPartitions: 3 }]);
     await serving(topic); // as in any cluster in use, the group coordinator runs before the fault
     const warm = reportsOf(await batch(topic, {}, entries.slice(0, 3)), ['r0', 'r1', 'r2']);
     expect([...warm.values()].map(outcomeOf)).toEqual(['ACKED', 'ACKED', 'ACKED']);

@@ -6,6 +6,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
 import { loadHandlers, reportLines } from '../helpers/publish-client.js';
 import { expectOneFateEach } from '../helpers/seq-fates.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // DynamoDB stopped (its process paused with SIGSTOP) while Kafka is fine: publish refuses with
@@ -50,7 +51,7 @@ describe('DynamoDB stopped', { timeout: 180_000 }, () => {
     topic = uniqueName('ddbfault');
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await createTopicsEverywhere(admin, [{ topic, numPartitions: 1 }]);
     await admin.disconnect();
     vi.resetModules();
     api = await loadHandlers();

@@ -5,6 +5,7 @@ import { tableEnvironment } from '../../infra/local/local-tables.js';
 import { type LocalStack, startLocalStack } from '../../infra/local/stack.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../helpers/http-event.js';
 import { headerText, loadHandlers, readBack, reportLines } from '../helpers/publish-client.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Seed 003: a broker that stops answering (a GC pause, here SIGSTOP) must turn into a definite
@@ -39,7 +40,7 @@ describe('deadlines with a paused broker', () => {
     topic = uniqueName('paused');
     const admin = new Kafka({ brokers: [stack.kafkaBrokers], logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await createTopicsEverywhere(admin, [{ topic, numPartitions: 1 }]);
     await admin.disconnect();
     vi.resetModules();
     api = await loadHandlers();
