@@ -15,6 +15,8 @@ export interface DynamoDbCall {
   /** `UpdateItem`, `PutItem`, … (from X-Amz-Target). */
   readonly operation: string;
   readonly table: string | undefined;
+  /** The call's JSON body (DynamoDB's wire format: `{ Key: { auditId: { S: … } } }`, …). */
+  readonly input: Record<string, unknown>;
   /** When the proxy received the call, and when it answered it (performance.now(), ms). */
   readonly startedAt: number;
   answeredAt?: number;
@@ -56,6 +58,10 @@ export interface DynamoDbProxy {
   stallAll(on: boolean): void;
   /** Every call is applied and answered `ms` late (0: on time): a slow table. */
   slowAll(ms: number): void;
+  /** Calls `match` accepts are forwarded only once `until` settles: a barrier between callers. */
+  holdUntil(match: (call: DynamoDbCall) => boolean, until: Promise<unknown>): void;
+  /** Settles once `count` calls `match` accepts have been answered (counting those already). */
+  answered(match: (call: DynamoDbCall) => boolean, count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -71,14 +77,25 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
     [];
   const held = new Set<ServerResponse>();
   const calls: DynamoDbCall[] = [];
+  const gates: Array<{ match: (c: DynamoDbCall) => boolean; until: Promise<unknown> }> = [];
+  const waiters: Array<{ match: (c: DynamoDbCall) => boolean; left: number; done: () => void }> =
+    [];
+  const onAnswered = (call: DynamoDbCall) => {
+    call.answeredAt = performance.now();
+    for (const waiter of waiters) {
+      if (waiter.left > 0 && waiter.match(call) && --waiter.left === 0) waiter.done();
+    }
+  };
   let stalled = false;
   let lateMs = 0;
 
   const server = createServer(async (request, response) => {
     const body = await bodyOf(request);
+    const input = JSON.parse(body.toString('utf8') || '{}') as Record<string, unknown>;
     const call: DynamoDbCall = {
       operation: String(request.headers['x-amz-target'] ?? '').split('.')[1] ?? '',
-      table: (JSON.parse(body.toString('utf8') || '{}') as { TableName?: string }).TableName,
+      table: typeof input.TableName === 'string' ? input.TableName : undefined,
+      input,
       startedAt: performance.now(),
     };
     calls.push(call);
@@ -90,11 +107,12 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
       return;
     }
     if (fault === 'fail') {
-      call.answeredAt = performance.now();
+      onAnswered(call);
       response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
       response.end(JSON.stringify({ __type: 'InternalServerError', message: 'injected fault' }));
       return;
     }
+    for (const gate of gates) if (gate.match(call)) await gate.until.catch(() => {});
     const sent = forward({
       host: upstream.hostname,
       port: upstream.port,
@@ -110,7 +128,7 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
       return;
     }
     if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs));
-    call.answeredAt = performance.now();
+    onAnswered(call);
     response.writeHead(answer.statusCode ?? 500, answer.headers);
     response.end(answerBody);
   });
@@ -129,6 +147,14 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
     },
     slowAll(ms) {
       lateMs = ms;
+    },
+    holdUntil(match, until) {
+      gates.push({ match, until });
+    },
+    answered(match, count) {
+      const already = calls.filter((c) => c.answeredAt !== undefined && match(c)).length;
+      if (already >= count) return Promise.resolve();
+      return new Promise((done) => waiters.push({ match, left: count - already, done }));
     },
     async close() {
       for (const response of held) response.socket?.destroy();

@@ -3,6 +3,7 @@ import type { Admin, IHeaders, KafkaMessage } from 'kafkajs';
 import { expect, inject } from 'vitest';
 import { httpEvent, lambdaContext } from './http-event.js';
 import { testKafka } from './kafka.js';
+import { createTopicsEverywhere } from './topics.js';
 import { uniqueName } from './unique-name.js';
 
 export interface Response {
@@ -54,50 +55,14 @@ export async function createTopic(
   length?: number,
 ) {
   const topic = length === undefined ? uniqueName('t') : uniqueName('t').padEnd(length, 'x');
-  await admin.createTopics({
-    // kafkajs's own wait (its default) fails on an answer this one waits out: see waitForLeaders.
-    waitForLeaders: false,
-    topics: [
-      {
-        topic,
-        numPartitions: partitions,
-        configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })),
-      },
-    ],
-  });
-  await waitForLeaders(admin, topic, partitions);
+  await createTopicsEverywhere(admin, [
+    {
+      topic,
+      numPartitions: partitions,
+      configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })),
+    },
+  ]);
   return topic;
-}
-
-/**
- * Waits until each of the topic's partitions has a leader that answers for it. kafkajs's
- * createTopics waitForLeaders retries only LEADER_NOT_AVAILABLE, while a busy broker may first
- * answer a topic it has just created with UNKNOWN_TOPIC_OR_PARTITION ("This server does not host
- * this topic-partition"): files failed on it at load 10 and more, on two workers as on three.
- */
-async function waitForLeaders(admin: Admin, topic: string, partitions: number, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const [found] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
-      const led = found?.partitions.filter((p) => p.leader >= 0).length ?? 0;
-      // And each leader serves the partition: a leader named in the metadata may still answer
-      // NOT_LEADER_OR_FOLLOWER for a moment (seen from fetchTopicOffsets at load 5).
-      if (led === partitions && (await admin.fetchTopicOffsets(topic)).length === partitions)
-        return;
-    } catch (error) {
-      // Retriable broker answers (unknown topic, no leader yet) are what this waits out, also
-      // when kafkajs's own retries of them ran out first.
-      const { retriable, originalError } = error as {
-        retriable?: boolean;
-        originalError?: { retriable?: boolean };
-      };
-      if (retriable !== true && originalError?.retriable !== true) throw error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`topic ${topic}: not every partition had a leader after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 export async function totalRecords(admin: Admin, topic: string): Promise<number> {

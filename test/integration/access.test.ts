@@ -4,6 +4,7 @@ import { httpEvent } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import { loadHandlers } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Nobody gets in without a token; a token gets only its scopes; a publisher only its topics.
@@ -21,10 +22,7 @@ describe('access', () => {
     await admin.connect();
     orders = uniqueName('orders').replace(/^test-/, ''); // the publisher may write to orders*
     other = uniqueName('payments');
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [{ topic: orders }, { topic: other }],
-    });
+    await createTopicsEverywhere(admin, [{ topic: orders }, { topic: other }]);
     api = await loadHandlers();
   });
   afterAll(() => admin.disconnect());

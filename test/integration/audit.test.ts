@@ -4,6 +4,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { auditNow, resend as resendAs } from '../helpers/audit-client.js';
+import {
+  type DynamoDbCall,
+  type DynamoDbProxy,
+  startDynamoDbProxy,
+} from '../helpers/dynamodb-proxy.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { setOffsets, testKafka } from '../helpers/kafka.js';
 import {
@@ -27,12 +32,22 @@ describe('audit', () => {
   const resend = (topic: string, record: ReadRecord | undefined, session: string) =>
     resendAs(kafka, topic, record, session);
 
+  let proxy: DynamoDbProxy;
+
   beforeAll(async () => {
-    env = await usePublishEnv({ TALLY_AUDIT_HORIZON_SECONDS: '0' });
+    // Through a proxy that passes every call on, so that one test can hold the checkpoint writes.
+    proxy = await startDynamoDbProxy(inject('dynamodbEndpoint'));
+    env = await usePublishEnv({
+      TALLY_AUDIT_HORIZON_SECONDS: '0',
+      DYNAMODB_ENDPOINT: proxy.endpoint,
+    });
     await admin.connect();
     api = await loadHandlers();
   });
-  afterAll(() => admin.disconnect());
+  afterAll(async () => {
+    await admin.disconnect();
+    await proxy?.close();
+  });
 
   const publish = async (topic: string, values: string[]) => {
     const body = values.map((v) => JSON.stringify({ value: { type: 'STRING', data: v } })).join('');
@@ -292,13 +307,22 @@ describe('audit', () => {
         }),
         lambdaContext(),
       ) as Promise<{ statusCode: number; body: string }>;
+    // Truly at once: no checkpoint write reaches DynamoDB before all three runs have read the
+    // checkpoint, so all three read the same version and only the conditional write can stop
+    // two of them (three 200s here would mean two findings lost).
+    const checkpoint = (operation: string) => (call: DynamoDbCall) =>
+      call.operation === operation &&
+      call.table === env.TALLY_AUDITS_TABLE &&
+      JSON.stringify(call.input).includes(`"checkpoint#${topic}"`);
+    proxy.holdUntil(checkpoint('PutItem'), proxy.answered(checkpoint('GetItem'), 3));
     const answers = await Promise.all([run(), run(), run()]);
     const statuses = answers.map((a) => a.statusCode).sort();
-    expect(statuses[0]).toBe(200);
-    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    expect(statuses, answers.map((a) => a.body).join('\n')).toEqual([200, 409, 409]);
     for (const conflict of answers.filter((a) => a.statusCode === 409)) {
       expect(JSON.parse(conflict.body)).toMatchObject({ error_code: 409, retriable: true });
+      expect(JSON.parse(conflict.body).message).toContain('saved its checkpoint first');
     }
+    expect(proxy.calls.filter(checkpoint('PutItem'))).toHaveLength(3);
     // The checkpoint one of them saved is whole: the next run reads nothing again.
     const next = await audit(topic);
     expect(next).toMatchObject({ complete: true, scanned: 0, scannedTotal: 3 });

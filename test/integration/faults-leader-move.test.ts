@@ -10,6 +10,7 @@ import { Deadline } from '../../functions/core/shared/deadline.js';
 import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 import { type KafkaCluster, startKafkaCluster } from '../../infra/local/kafka-cluster.js';
 import { headerText, readBack, totalRecords } from '../helpers/publish-client.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Issue 16, seed 1, replayed on purpose on three brokers: one request's records go to two
@@ -63,20 +64,17 @@ describe('a partition moves between a partial answer and the retry', { timeout: 
 
   it('sends no partition twice in one session, and loses none', async () => {
     const topic = uniqueName('leader-move');
-    await admin.createTopics({
-      topics: [
-        {
-          topic,
-          replicaAssignment: [
-            { partition: 0, replicas: [WRITER, CONTROLLER] },
-            { partition: 1, replicas: [STALLED, CONTROLLER] },
-          ],
-          // Broker 1 alone may take writes once the others are gone.
-          configEntries: [{ name: 'min.insync.replicas', value: '1' }],
-        },
-      ],
-      waitForLeaders: true,
-    });
+    await createTopicsEverywhere(admin, [
+      {
+        topic,
+        replicaAssignment: [
+          { partition: 0, replicas: [WRITER, CONTROLLER] },
+          { partition: 1, replicas: [STALLED, CONTROLLER] },
+        ],
+        // Broker 1 alone may take writes once the others are gone.
+        configEntries: [{ name: 'min.insync.replicas', value: '1' }],
+      },
+    ]);
     expect(await leaders(topic)).toEqual(
       new Map([
         [0, WRITER],

@@ -5,6 +5,7 @@ import { type Admin, type Consumer, type KafkaMessage, Partitioners, type Produc
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { startKafkaBroker } from '../../infra/local/kafka-broker.js';
 import { testKafka } from '../helpers/kafka.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Proves the local broker is a real Kafka: topics, idempotent acks=all produce, a consumer
@@ -20,9 +21,7 @@ describe('local Kafka broker', () => {
   beforeAll(async () => {
     admin = kafka.admin();
     await admin.connect();
-    expect(
-      await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true }),
-    ).toBe(true);
+    await createTopicsEverywhere(admin, [{ topic, numPartitions: 3 }]);
   });
 
   afterAll(async () => {

@@ -28,6 +28,18 @@ describe('bad topics never slow down healthy ones', () => {
       ),
     );
 
+  /**
+   * The bound a request must answer within: 1 s, or 3 × the slowest of 5 healthy publishes just
+   * measured on their own, when the machine is so loaded that those take longer. What this file
+   * guards against is a stall of seconds to a minute (kafkajs's metadata retries; KAFKA-1884),
+   * not a slow machine.
+   */
+  const boundMs = async (floorMs: number) => {
+    let slowest = 0;
+    for (let i = 0; i < 5; i++) slowest = Math.max(slowest, (await publishHealthy())[1]);
+    return Math.max(floorMs, 3 * slowest);
+  };
+
   beforeAll(async () => {
     await usePublishEnv();
     await admin.connect();
@@ -38,7 +50,7 @@ describe('bad topics never slow down healthy ones', () => {
   });
   afterAll(() => admin.disconnect());
 
-  it('answers illegal and missing topics in well under a second, without creating them', async () => {
+  it('answers illegal and missing topics at once (well under a second on an idle machine), without creating them', async () => {
     const illegal = [
       'fincx.repayment.status （wpk-reactor-web）',
       'a b',
@@ -48,13 +60,14 @@ describe('bad topics never slow down healthy ones', () => {
     ];
     const missing = Array.from({ length: 10 }, () => uniqueName('missing'));
     const record = { value: { type: 'STRING', data: 'v' } };
+    const bound = await boundMs(1000);
     const answers = await Promise.all([
       ...illegal.map((topic) => timed(() => api.produce(produceEvent(topic, record)))),
       ...missing.map((topic) => timed(() => api.produce(produceEvent(topic, record)))),
     ]);
     answers.forEach(([response, ms], i) => {
       expect(response.statusCode).toBe(i < illegal.length ? 400 : 404);
-      expect(ms).toBeLessThan(1000);
+      expect(ms).toBeLessThan(bound);
     });
     const topics = await admin.listTopics();
     for (const topic of missing) expect(topics).not.toContain(topic);
@@ -62,6 +75,7 @@ describe('bad topics never slow down healthy ones', () => {
 
   it('keeps healthy publishes far below the producer timeouts after and during bad requests', async () => {
     const record = { value: { type: 'STRING', data: 'v' } };
+    const bound = await boundMs(2000);
     const bad = Array.from({ length: 20 }, (_, i) =>
       api.produce(produceEvent(i % 2 ? uniqueName('missing') : 'bad name!', record)),
     );
@@ -73,7 +87,7 @@ describe('bad topics never slow down healthy ones', () => {
       expect(response.statusCode).toBe(200);
       expect(reportLines(response)[0]?.error_code).toBe(200);
       // kafkajs would wait for metadata retries (seconds); Confluent REST Proxy waits 60 s.
-      expect(ms).toBeLessThan(2000);
+      expect(ms).toBeLessThan(bound);
     }
   });
 });

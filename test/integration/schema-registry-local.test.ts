@@ -13,6 +13,7 @@ import {
   startTestSchemaRegistry,
   type TestSchemaRegistry,
 } from '../helpers/schema-registry.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // The local stack's schema registry (Apicurio Registry from Maven Central, plain java, in-memory
@@ -171,7 +172,7 @@ describe('the schema serializer against the local registry, through Kafka', () =
     const kafka = testKafka('schema-registry-local');
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await createTopicsEverywhere(admin, [{ topic, numPartitions: 1 }]);
     const producer = kafka.producer();
     await producer.connect();
     await producer.send({ topic, messages: values.map((value) => ({ value })) });

@@ -211,7 +211,20 @@ describe('workflows', () => {
   });
 
   it('publish-and-verify: fails with the findings when records are gone before the audit', async () => {
-    const slow = createLocalStepFunctions({ invoke: inProcessInvoker(), waitMs: 5000 });
+    // The audit task starts only once the records are gone (not after a Wait long enough for the
+    // deletion, which a loaded machine may outlast).
+    let gone = () => {};
+    const recordsGone = new Promise<void>((resolve) => {
+      gone = resolve;
+    });
+    const invoke = inProcessInvoker();
+    const slow = createLocalStepFunctions({
+      invoke: async (functionName, payload) => {
+        if (functionName === 'audit') await recordsGone;
+        return invoke(functionName, payload);
+      },
+      waitMs: 0,
+    });
     const topic = await createTopic(admin, 1);
     const execution = slow.start('publish-and-verify', { topic, records: records(2) });
     await until('the Settle wait', async () =>
@@ -220,6 +233,7 @@ describe('workflows', () => {
     // Retention (here deleteRecords) takes them before the audit reads the log.
     await admin.fetchTopicOffsets(topic);
     await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '-1' }] });
+    gone();
     const done = await slow.settled('publish-and-verify', execution.name);
     expect(done.status).toBe('FAILED');
     expect(done.error).toBe('VerificationFailedError');

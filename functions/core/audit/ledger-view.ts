@@ -50,7 +50,7 @@ export class LedgerView {
   covered: SeqRanges;
   voided: SeqRanges;
   #oldUpTo: number;
-  /** First seq − 1 → earliest write time seen of a block younger than the horizon. */
+  /** First seq − 1 → latest write time seen of a block younger than the horizon. */
   readonly #young: Map<number, number>;
   readonly unknownBlocks: Set<number>;
 
@@ -99,10 +99,10 @@ export class LedgerView {
     });
     if (block.writtenAt === undefined) return;
     const upTo = firstSeq - 1;
-    const seen = this.#young.get(upTo);
-    // The earliest write counts: the block's seqs were allocated before it.
-    if (upTo > this.#oldUpTo && (seen === undefined || block.writtenAt < seen))
-      this.#young.set(upTo, block.writtenAt);
+    // The latest write counts, as it does for a full re-read of the ledger (the store keeps only
+    // a block's last write time): the earliest would judge holes below a rewritten block sooner
+    // (also safe), but then a run's report would depend on whether its checkpoint was lost.
+    if (upTo > this.#oldUpTo) this.#young.set(upTo, block.writtenAt);
   }
 
   /** Takes a rewritten block's seqs out of the topic's sets before its new outcomes go in. */

@@ -10,6 +10,7 @@ import {
 } from '../../../../functions/adapters/kafka/record-batches.js';
 import { singleRecordBatchBytes } from '../../../../functions/core/publish/record-size.js';
 import type { RecordOutcome } from '../../../../functions/core/shared/outcomes.js';
+import { PROPERTY_SEED } from '../../../helpers/property-seed.js';
 
 // The sizes are checked against kafkajs's own encoder: a record batch for a partition built as
 // its produce request builds one (requests/produce/v3: timestamps as deltas from the smallest).
@@ -150,7 +151,7 @@ describe('partitionBatches', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: 200, seed: PROPERTY_SEED },
     );
   });
 
@@ -173,7 +174,7 @@ describe('partitionBatches', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: 200, seed: PROPERTY_SEED },
     );
   });
 });

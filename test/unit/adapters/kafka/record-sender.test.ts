@@ -12,6 +12,7 @@ import type { OutgoingRecord } from '../../../../functions/core/publish/ports.js
 import { bodyBytes, recordBodyBytesOf } from '../../../../functions/core/publish/record-size.js';
 import { Deadline } from '../../../../functions/core/shared/deadline.js';
 import type { RecordOutcome } from '../../../../functions/core/shared/outcomes.js';
+import { PROPERTY_SEED } from '../../../helpers/property-seed.js';
 
 // ---------------------------------------------------------------------------------------------
 // A fake kafkajs client: every producer() call makes a FakeProducer whose behaviour the test sets.
@@ -699,6 +700,7 @@ describe('withSession', () => {
           recordBodyBytesOf(key, null, spread),
         );
       }),
+      { seed: PROPERTY_SEED },
     );
   });
 });

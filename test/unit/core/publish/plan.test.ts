@@ -16,6 +16,7 @@ import {
   InvalidInputError,
   PayloadTooLargeError,
 } from '../../../../functions/core/shared/errors.js';
+import { PROPERTY_SEED } from '../../../helpers/property-seed.js';
 
 // Stamping builds a request's repeated header values once and sizes records without stamping
 // them: what goes on the wire, and the 413 threshold, must stay what they were.
@@ -86,6 +87,7 @@ describe('stamp', () => {
           expect(headers).toEqual(before);
         },
       ),
+      { seed: PROPERTY_SEED },
     );
   });
 
@@ -147,6 +149,7 @@ describe('checkRecord', () => {
         expect(refused).toBeInstanceOf(PayloadTooLargeError);
         expect((refused as PayloadTooLargeError).message).toContain(`${widest} bytes`);
       }),
+      { seed: PROPERTY_SEED },
     );
   });
 });
@@ -214,6 +217,7 @@ describe('fingerprint', () => {
           expect(fingerprint(request)).toBe(fingerprintAsBefore(request));
         },
       ),
+      { seed: PROPERTY_SEED },
     );
   });
 });

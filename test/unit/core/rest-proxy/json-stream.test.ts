@@ -5,6 +5,7 @@ import {
   InvalidInputError,
   PayloadTooLargeError,
 } from '../../../../functions/core/shared/errors.js';
+import { PROPERTY_SEED } from '../../../helpers/property-seed.js';
 
 function bodyError(body: string): InvalidInputError {
   let thrown: unknown;
@@ -134,6 +135,7 @@ describe('parseJsonSequence', () => {
         expect(alone).toEqual(JSON.parse(text));
         expect(parseJsonSequence(`${text} ${text}`)).toEqual([alone, alone]);
       }),
+      { seed: PROPERTY_SEED },
     );
   });
 
