@@ -6,6 +6,7 @@ import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
 import type { SchemaEncoder } from '../core/rest-proxy/schema-input.js';
 import type { PublishConfig } from '../platform/config.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { tracing } from '../platform/tracing.js';
 
 /**
  * Imports the registry adapter and its codecs (avsc, protobufjs, ajv: about as big as the rest
@@ -43,6 +44,7 @@ export function schemaEncoderOf(
         registryName: glue.registryName,
         autoRegister: glue.autoRegister,
         compression: glue.compression,
+        captureClient: (client) => tracing.captureClient(client),
       }),
     );
     return (codecs) => {
