@@ -66,8 +66,11 @@ export interface GlueStandIn {
   readonly region: string;
   /** While true, every call is an AccessDeniedException (an IAM policy without glue: grants). */
   accessDenied: boolean;
-  /** The next `count` calls answer this error (ThrottlingException, InternalServiceException…). */
-  failNext(type: string, count?: number): void;
+  /**
+   * The next `count` calls (of `operation` only, when named) answer this error
+   * (ThrottlingException, InternalServiceException…).
+   */
+  failNext(type: string, count?: number, operation?: string): void;
   /** Operations answered, in order (`GetSchemaByDefinition`…): a test counting calls may empty it. */
   readonly calls: string[];
   close(): Promise<void>;
@@ -144,7 +147,7 @@ export async function serveGlueStandIn(
   const registries = new Map<string, Map<string, Schema>>();
   const versions = new Map<string, { schema: Schema; version: Version }>();
   const calls: string[] = [];
-  let failures: Array<string> = [];
+  let failures: Array<{ type: string; operation: string | undefined }> = [];
   const registryArn = (name: string) => `arn:aws:glue:${region}:${ACCOUNT}:registry/${name}`;
   for (const name of options.registries ?? ['default-registry']) registries.set(name, new Map());
 
@@ -375,7 +378,8 @@ export async function serveGlueStandIn(
           `User is not authorized to perform: glue:${operation}`,
         );
       }
-      const failure = failures.shift();
+      const at = failures.findIndex((f) => f.operation === undefined || f.operation === operation);
+      const failure = at < 0 ? undefined : failures.splice(at, 1)[0]?.type;
       if (failure !== undefined) {
         throw new GlueError(
           failure,
@@ -411,8 +415,8 @@ export async function serveGlueStandIn(
     url: `http://127.0.0.1:${port}`,
     region,
     accessDenied: false,
-    failNext(type, count = 1) {
-      failures = [...failures, ...Array.from({ length: count }, () => type)];
+    failNext(type, count = 1, operation) {
+      failures = [...failures, ...Array.from({ length: count }, () => ({ type, operation }))];
     },
     calls,
     close: () =>

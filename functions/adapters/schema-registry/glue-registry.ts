@@ -273,7 +273,7 @@ export function createGlueRegistry(options: GlueRegistryOptions): GlueRegistry {
       } catch (error) {
         if (!(error instanceof SchemaNotFoundError)) throw error;
         // No such schema yet: create it, with this definition as its first version.
-        const answer = await call<import('@aws-sdk/client-glue').CreateSchemaResponse>(
+        const created = await call<import('@aws-sdk/client-glue').CreateSchemaResponse>(
           `${named(schemaName)} (CreateSchema)`,
           field,
           (m) =>
@@ -284,8 +284,21 @@ export function createGlueRegistry(options: GlueRegistryOptions): GlueRegistry {
               Compatibility: 'BACKWARD',
               SchemaDefinition: definition,
             }),
-        );
-        [id, status, versionNumber] = [answer.SchemaVersionId, answer.SchemaVersionStatus, 1];
+        ).catch(async (raced: unknown) => {
+          // Another container created it meanwhile: register the version under it after all.
+          if ((raced as { cause?: Error }).cause?.name !== 'AlreadyExistsException') throw raced;
+          const answer = await registerVersion();
+          return {
+            SchemaVersionId: answer.SchemaVersionId,
+            SchemaVersionStatus: answer.Status,
+            LatestSchemaVersion: answer.VersionNumber,
+          };
+        });
+        [id, status, versionNumber] = [
+          created.SchemaVersionId,
+          created.SchemaVersionStatus,
+          created.LatestSchemaVersion ?? 1,
+        ];
       }
       if (id === undefined) unusable(what, field);
       const later = await available(id, status, what, field);

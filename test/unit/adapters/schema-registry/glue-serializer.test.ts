@@ -184,6 +184,27 @@ describe('Glue encoder against the Glue stand-in', () => {
     expect(broken.message).toMatch(/not compatible .*FAILURE/);
   });
 
+  it('with auto-registration: registers the version after all when another container created the schema first', async () => {
+    const { name } = await createSchema(ORDER_AVRO);
+    // As if the schema did not exist yet when this container asked: its CreateSchema races.
+    glue.failNext('EntityNotFoundException', 1, 'RegisterSchemaVersion');
+    glue.calls.length = 0;
+    const encoded = await encode(encoderWith({ autoRegister: true }), {
+      type: 'AVRO',
+      schema: ORDER_V2,
+      subject: name,
+      data: order,
+    });
+    expect(glue.calls).toEqual([
+      'GetSchemaByDefinition',
+      'RegisterSchemaVersion',
+      'CreateSchema',
+      'RegisterSchemaVersion',
+      'GetSchemaVersion',
+    ]);
+    expect(encoded).toMatchObject({ subject: name, schemaVersion: 2 });
+  });
+
   it('answers a version Glue does not have 400, a schema it does not have 422, naming both', async () => {
     const { name } = await createSchema(ORDER_AVRO);
     const encoder = encoderWith();
