@@ -75,6 +75,14 @@ function encode(encoder: SchemaEncoder, value: Record<string, unknown>, topic = 
   return encoder.encode(parseSchemaPart(value, 'value', 'value'), topic);
 }
 
+/** An inline Avro value of the Glue schema `name`. */
+const inlineAvro = (schema: string, name: string, data: unknown = order) => ({
+  type: 'AVRO',
+  schema,
+  subject: name,
+  data,
+});
+
 async function refusal(promise: Promise<unknown>): Promise<TallyError> {
   const error = await promise.then(
     () => undefined,
@@ -146,20 +154,10 @@ describe('Glue encoder against the Glue stand-in', () => {
     const encoder = encoderWith({ autoRegister: true });
     schemaNumber += 1;
     const name = `auto-${schemaNumber}`;
-    const first = await encode(encoder, {
-      type: 'AVRO',
-      schema: ORDER_AVRO,
-      subject: name,
-      data: order,
-    });
+    const first = await encode(encoder, inlineAvro(ORDER_AVRO, name));
     expect(first).toMatchObject({ subject: name, schemaVersion: 1 });
     glue.calls.length = 0;
-    const second = await encode(encoder, {
-      type: 'AVRO',
-      schema: ORDER_V2,
-      subject: name,
-      data: order,
-    });
+    const second = await encode(encoder, inlineAvro(ORDER_V2, name));
     // Registered PENDING, then polled until Glue's compatibility check made it AVAILABLE.
     expect(glue.calls).toEqual([
       'GetSchemaByDefinition',
@@ -189,12 +187,7 @@ describe('Glue encoder against the Glue stand-in', () => {
     // As if the schema did not exist yet when this container asked: its CreateSchema races.
     glue.failNext('EntityNotFoundException', 1, 'RegisterSchemaVersion');
     glue.calls.length = 0;
-    const encoded = await encode(encoderWith({ autoRegister: true }), {
-      type: 'AVRO',
-      schema: ORDER_V2,
-      subject: name,
-      data: order,
-    });
+    const encoded = await encode(encoderWith({ autoRegister: true }), inlineAvro(ORDER_V2, name));
     expect(glue.calls).toEqual([
       'GetSchemaByDefinition',
       'RegisterSchemaVersion',
