@@ -181,11 +181,14 @@ const publishRefusals = {
   ),
 };
 const publishErrors = errors(publishRefusals, 'calls dependencies', sentOutOfTime);
-/** A single record not written on Tally's side (5xx) has its code as the status, with its line. */
+/**
+ * A single record not written on Tally's side (5xx) has its code as the status, with its line:
+ * 500 too, for a dependency refusing Tally itself (a schema registry refusing its credentials).
+ */
 const produceErrors: Record<string, Response> = Object.fromEntries(
   Object.entries(publishErrors).map(([status, response]) => [
     status,
-    Number(status) < 502
+    Number(status) < 500
       ? response
       : {
           ...response,
@@ -202,7 +205,7 @@ const produce: Operation = {
   operationId: 'produceRecords',
   summary: 'Produce one record, or several concatenated (streaming)',
   description:
-    "Confluent REST Proxy v3 produce. The body is one record object or several JSON objects one after another. The answer is one report per record, each a JSON line followed by CRLF, with content-type application/json, and status 200 as REST Proxy answers: a record that cannot be produced (bad field 400, partition 40402, schema 422 / 42206, too large 413, refused by the broker) is its line's error_code. A single record not written for a reason on Tally's side (502, 503, 504) makes the status. Errors before any record is read (auth, Content-Type, cluster, topic, size, 429) are one error object with no CRLF.",
+    "Confluent REST Proxy v3 produce. The body is one record object or several JSON objects one after another. The answer is one report per record, each a JSON line followed by CRLF, with content-type application/json, and status 200 as REST Proxy answers: a record that cannot be produced (bad field 400, partition 40402, schema 422 / 42206, too large 413, refused by the broker) is its line's error_code. A single record not written for a reason on Tally's side (500: a dependency refusing Tally, 502, 503, 504) makes the status. Errors before any record is read (auth, Content-Type, cluster, topic, size, 429) are one error object with no CRLF.",
   tags: ['publish'],
   security: scopes('publish'),
   parameters: [clusterId, topicName, ...publishHeaders],

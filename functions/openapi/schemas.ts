@@ -14,6 +14,8 @@ const closed = (properties: Record<string, Schema>, required: readonly string[])
 });
 const int: Schema = { type: 'integer' };
 const nonNegative: Schema = { type: 'integer', minimum: 0 };
+/** AWS Glue Schema Registry's SchemaVersionId (its API reference's pattern). */
+const GLUE_VERSION_ID = '^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$';
 const str: Schema = { type: 'string' };
 const bool: Schema = { type: 'boolean' };
 const dateTime: Schema = { type: 'string', format: 'date-time' };
@@ -97,7 +99,16 @@ const publish: Record<string, Schema> = {
           enum: ['AVRO', 'PROTOBUF', 'JSONSCHEMA'],
           description: 'only with an inline schema',
         },
-        schema_id: { type: 'integer', minimum: 0, maximum: 2_147_483_647 },
+        schema_id: {
+          oneOf: [
+            { type: 'integer', minimum: 0, maximum: 2_147_483_647 },
+            {
+              type: 'string',
+              pattern: GLUE_VERSION_ID,
+              description: 'AWS Glue: a schema version UUID',
+            },
+          ],
+        },
         schema_version: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
         subject: { type: 'string', minLength: 1 },
         subject_name_strategy: { enum: ['TOPIC_NAME', 'RECORD_NAME', 'TOPIC_RECORD_NAME'] },
@@ -107,7 +118,7 @@ const publish: Record<string, Schema> = {
       ['data'],
     ),
     description:
-      "Serialized with a schema from the registry (TALLY_SCHEMA_REGISTRY_URL), in Confluent's wire format: by schema_id (which must be registered under the subject, as REST Proxy checks); else schema_version of the subject; else an inline schema with its type; else the subject's latest version. The subject is `subject`, else the one subject_name_strategy names (TOPIC_NAME: <topic>-key / <topic>-value). A value its schema refuses is its record's 400; an id or subject the registry does not have, or an id not registered under the subject, 42207; a registry that does not answer, 503 (retriable, nothing sent). Without a registry every such key or value is REST Proxy's 422 'Error: 42206 : …'.",
+      "Serialized with a schema from the registry (TALLY_SCHEMA_REGISTRY_URL), in Confluent's wire format: by schema_id (which must be registered under the subject, as REST Proxy checks); else schema_version of the subject; else an inline schema with its type; else the subject's latest version. The subject is `subject`, else the one subject_name_strategy names (TOPIC_NAME: <topic>-key / <topic>-value). A value its schema refuses is its record's 400; an id or subject the registry does not have, or an id not registered under the subject, 42207; a registry that does not answer, 503 (retriable, nothing sent). Without a registry every such key or value is REST Proxy's 422 'Error: 42206 : …'. With AWS Glue Schema Registry (TALLY_SCHEMA_REGISTRY=glue), in Glue's wire format: the subject is the Glue schema's name in TALLY_GLUE_REGISTRY_NAME, schema_id a schema version's UUID, and an inline schema must already be a version of it unless TALLY_GLUE_AUTO_REGISTER is on (docs/api.md).",
   },
   RecordHeader: {
     ...closed({ name: { type: 'string', minLength: 1 }, value: nullable(str) }, ['name']),
@@ -135,7 +146,10 @@ const publish: Record<string, Schema> = {
     {
       type: { enum: ['BINARY', 'STRING', 'JSON', 'AVRO', 'PROTOBUF', 'JSONSCHEMA'] },
       subject: { type: 'string', description: "the schema's subject (REST Proxy's report)" },
-      schema_id: { ...nonNegative, description: 'the schema it was serialized with' },
+      schema_id: {
+        oneOf: [nonNegative, { type: 'string', pattern: GLUE_VERSION_ID }],
+        description: 'the schema it was serialized with (AWS Glue: the version UUID)',
+      },
       schema_version: {
         type: 'integer',
         minimum: 1,

@@ -120,6 +120,64 @@ export interface PublishConfig extends CommonConfig {
   readonly seqLeaseMax: number;
   /** The schema registry for AVRO, PROTOBUF and JSONSCHEMA records; none: they are 42206. */
   readonly schemaRegistry: SchemaRegistryConfig | undefined;
+  /** AWS Glue Schema Registry instead (TALLY_SCHEMA_REGISTRY=glue); then schemaRegistry is none. */
+  readonly glueSchemaRegistry: GlueSchemaRegistryConfig | undefined;
+}
+
+export interface GlueSchemaRegistryConfig {
+  /** TALLY_GLUE_REGISTRY_NAME; Glue's own default registry, `default-registry`, when unset. */
+  readonly registryName: string;
+  /** TALLY_GLUE_AUTO_REGISTER=true: register an inline schema Glue does not have (off). */
+  readonly autoRegister: boolean;
+  /** TALLY_GLUE_COMPRESSION: `none` (default) or `zlib`, the wire format's byte 1. */
+  readonly compression: 'none' | 'zlib';
+  /** TALLY_GLUE_ENDPOINT: a local stand-in (`npm start`'s) instead of AWS Glue in AWS_REGION. */
+  readonly endpoint: string | undefined;
+}
+
+/** TALLY_SCHEMA_REGISTRY: `glue` selects AWS Glue; unset (or `confluent`) the Confluent API's URL. */
+function glueSchemaRegistryConfig(env: Env): GlueSchemaRegistryConfig | undefined {
+  const selected = optional(env, 'TALLY_SCHEMA_REGISTRY') ?? 'confluent';
+  // `1` is the local stack's "start a registry" (infra/local/stack.ts): the Confluent API's.
+  if (selected === 'confluent' || selected === '1') return undefined;
+  if (selected !== 'glue') {
+    throw new ConfigurationError(
+      `TALLY_SCHEMA_REGISTRY must be glue or confluent, got "${selected}"`,
+      { field: 'TALLY_SCHEMA_REGISTRY' },
+    );
+  }
+  if (optional(env, 'TALLY_SCHEMA_REGISTRY_URL') !== undefined) {
+    throw new ConfigurationError(
+      'TALLY_SCHEMA_REGISTRY=glue and TALLY_SCHEMA_REGISTRY_URL are both set: a deployment uses one registry',
+      { field: 'TALLY_SCHEMA_REGISTRY_URL' },
+    );
+  }
+  const registryName = optional(env, 'TALLY_GLUE_REGISTRY_NAME') ?? 'default-registry';
+  // Glue's RegistryName: 1 to 255 characters of [a-zA-Z0-9-_$#.].
+  if (!/^[a-zA-Z0-9\-_$#.]{1,255}$/.test(registryName)) {
+    throw new ConfigurationError(
+      `TALLY_GLUE_REGISTRY_NAME must be 1 to 255 of a-z A-Z 0-9 - _ $ # . (Glue's rule), got "${registryName}"`,
+      { field: 'TALLY_GLUE_REGISTRY_NAME' },
+    );
+  }
+  const autoRegister = optional(env, 'TALLY_GLUE_AUTO_REGISTER') ?? 'false';
+  const compression = optional(env, 'TALLY_GLUE_COMPRESSION') ?? 'none';
+  for (const [name, value, allowed] of [
+    ['TALLY_GLUE_AUTO_REGISTER', autoRegister, ['true', 'false']],
+    ['TALLY_GLUE_COMPRESSION', compression, ['none', 'zlib']],
+  ] as const) {
+    if (!(allowed as readonly string[]).includes(value)) {
+      throw new ConfigurationError(`${name} must be ${allowed.join(' or ')}, got "${value}"`, {
+        field: name,
+      });
+    }
+  }
+  return {
+    registryName,
+    autoRegister: autoRegister === 'true',
+    compression: compression as 'none' | 'zlib',
+    endpoint: optional(env, 'TALLY_GLUE_ENDPOINT'),
+  };
 }
 
 export interface SchemaRegistryConfig {
@@ -340,6 +398,7 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     }),
     seqLeaseMax: integer(env, 'TALLY_SEQ_LEASE_MAX', 100, 0, 1000),
     schemaRegistry: schemaRegistryConfig(env),
+    glueSchemaRegistry: glueSchemaRegistryConfig(env),
   };
 }
 

@@ -1,8 +1,12 @@
-import type { createRegistryEncoder } from '../adapters/schema-registry/record-encoder.js';
+import type {
+  createGlueEncoder,
+  createRegistryEncoder,
+} from '../adapters/schema-registry/record-encoder.js';
 import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
 import type { SchemaEncoder } from '../core/rest-proxy/schema-input.js';
 import type { PublishConfig } from '../platform/config.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
+import { tracing } from '../platform/tracing.js';
 
 /**
  * Imports the registry adapter and its codecs (avsc, protobufjs, ajv: about as big as the rest
@@ -12,6 +16,7 @@ import { lazyRuntime } from '../platform/lazy-runtime.js';
  */
 export type SchemaCodecs = () => Promise<{
   readonly createRegistryEncoder: typeof createRegistryEncoder;
+  readonly createGlueEncoder: typeof createGlueEncoder;
 }>;
 
 /**
@@ -24,8 +29,30 @@ export function schemaEncoderOf(
   config: PublishConfig,
 ): ((codecs: SchemaCodecs) => Promise<SchemaEncoder>) | undefined {
   const registry = config.schemaRegistry;
-  if (registry === undefined) return undefined;
+  const glue = config.glueSchemaRegistry;
   let load: SchemaCodecs | undefined;
+  const use = (codecs: SchemaCodecs) => {
+    // Every route of a container imports the same module: the first one's import is used.
+    load ??= codecs;
+  };
+  if (glue !== undefined) {
+    // AWS Glue: the Lambda role's credentials, the SDK client loaded with the codecs.
+    const encoder = lazyRuntime(async () =>
+      (await (load as SchemaCodecs)()).createGlueEncoder({
+        region: config.region,
+        endpoint: glue.endpoint,
+        registryName: glue.registryName,
+        autoRegister: glue.autoRegister,
+        compression: glue.compression,
+        captureClient: (client) => tracing.captureClient(client),
+      }),
+    );
+    return (codecs) => {
+      use(codecs);
+      return encoder();
+    };
+  }
+  if (registry === undefined) return undefined;
   const encoder = lazyRuntime(async () => {
     const [{ createRegistryEncoder }, credentials] = await Promise.all([
       (load as SchemaCodecs)(),
@@ -42,8 +69,7 @@ export function schemaEncoderOf(
     });
   });
   return (codecs) => {
-    // Every route of a container imports the same module: the first one's import is used.
-    load ??= codecs;
+    use(codecs);
     return encoder();
   };
 }

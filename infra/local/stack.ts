@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DynamoDbServer, startDynamoDbServer } from './dynamodb-server.js';
 import { serveLocalEventBus } from './event-bus.js';
+import { serveGlueStandIn } from './glue-stand-in.js';
 import { type KafkaBroker, startKafkaBroker, tail } from './kafka-broker.js';
 import { localClusterSize, startKafkaCluster } from './kafka-cluster.js';
 import { startLocalApi } from './local-api.js';
@@ -39,6 +40,11 @@ export interface LocalStackOptions {
    * default (it costs a JVM and ~10 s); TALLY_SCHEMA_REGISTRY=1 in `env` asks for it too.
    */
   readonly schemaRegistry?: boolean;
+  /**
+   * Select AWS Glue Schema Registry instead, served by the local stand-in (glue-stand-in.ts)
+   * unless TALLY_GLUE_ENDPOINT names one; TALLY_SCHEMA_REGISTRY=glue in `env` asks for it too.
+   */
+  readonly glueSchemaRegistry?: boolean;
 }
 
 export interface LocalStack {
@@ -48,6 +54,8 @@ export interface LocalStack {
   readonly dynamodbEndpoint: string;
   /** The Confluent Schema Registry API's base URL, when a registry was asked for. */
   readonly schemaRegistryUrl: string | undefined;
+  /** The Glue API's endpoint (the stand-in's), when Glue was selected. */
+  readonly glueEndpoint: string | undefined;
   /** `http://127.0.0.1:<port>` when the API was asked for. */
   readonly apiUrl: string | undefined;
   /** The local state machines (and task-token API), served with the API. */
@@ -160,7 +168,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       return endpoint;
     };
 
+    const glueSelected =
+      options.glueSchemaRegistry === true || env.TALLY_SCHEMA_REGISTRY?.trim() === 'glue';
+    const glueRegistryName = env.TALLY_GLUE_REGISTRY_NAME?.trim() || 'default-registry';
+    let glueEndpoint: string | undefined;
+    if (glueSelected) {
+      glueEndpoint = env.TALLY_GLUE_ENDPOINT?.trim() || undefined;
+      if (glueEndpoint === undefined) {
+        const standIn = await serveGlueStandIn({ registries: [glueRegistryName] });
+        closers.push(standIn.close);
+        glueEndpoint = standIn.url;
+      }
+      log(`schema registry: AWS Glue API at ${glueEndpoint}, registry ${glueRegistryName}`);
+    }
     const schemaRegistry = async (): Promise<string | undefined> => {
+      if (glueSelected) return undefined;
       const given = env.TALLY_SCHEMA_REGISTRY_URL?.trim();
       if (given) {
         await waitForSchemaRegistry(given, { timeoutMs });
@@ -243,6 +265,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           TALLY_STEP_FUNCTIONS_ENDPOINT: served.url,
           TALLY_EVENTBRIDGE_ENDPOINT: bus.url,
           ...(schemaRegistryUrl && { TALLY_SCHEMA_REGISTRY_URL: schemaRegistryUrl }),
+          ...(glueEndpoint && {
+            TALLY_SCHEMA_REGISTRY: 'glue',
+            TALLY_GLUE_ENDPOINT: glueEndpoint,
+            TALLY_GLUE_REGISTRY_NAME: glueRegistryName,
+          }),
           TALLY_AUTH: 'tokens',
           TALLY_AUTH_TOKENS: JSON.stringify({
             [apiToken]: { caller: 'local', scopes: ['admin'], topics: ['*'] },
@@ -271,6 +298,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       kafkaClusterId,
       dynamodbEndpoint,
       schemaRegistryUrl,
+      glueEndpoint,
       apiUrl,
       tables,
       processes,
@@ -279,7 +307,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       stepFunctionsUrl,
       apiToken,
       readyLine: () =>
-        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${schemaRegistryUrl ? ` schema-registry=${schemaRegistryUrl}` : ''}${apiUrl ? ` api=${apiUrl}` : ''}${stepFunctionsUrl ? ` state-machines=${stepFunctionsUrl}/local/state-machines` : ''}${apiToken ? ` token=${apiToken}` : ''}`,
+        `tally ready: kafka=${kafkaBrokers} dynamodb=${dynamodbEndpoint}${schemaRegistryUrl ? ` schema-registry=${schemaRegistryUrl}` : ''}${glueEndpoint ? ` glue=${glueEndpoint}` : ''}${apiUrl ? ` api=${apiUrl}` : ''}${stepFunctionsUrl ? ` state-machines=${stepFunctionsUrl}/local/state-machines` : ''}${apiToken ? ` token=${apiToken}` : ''}`,
       stop,
     };
   } catch (error) {

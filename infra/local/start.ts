@@ -1,9 +1,10 @@
 // `npm start`: runs the local stack in the foreground until SIGINT or SIGTERM.
-// `npm start -- --schema-registry` (or TALLY_SCHEMA_REGISTRY=1) also runs a schema registry.
+// `npm start -- --schema-registry` (or TALLY_SCHEMA_REGISTRY=1) also runs a schema registry;
+// `npm start -- --glue-schema-registry` (or TALLY_SCHEMA_REGISTRY=glue) serves the Glue stand-in.
 import { startLocalStack } from './stack.js';
 
 const log = (line: string) => process.stderr.write(`[tally] ${line}\n`);
-const known = new Set(['--schema-registry']);
+const known = new Set(['--schema-registry', '--glue-schema-registry']);
 const unknown = process.argv.slice(2).filter((arg) => !known.has(arg));
 if (unknown.length > 0) {
   log(`unknown argument(s) ${unknown.join(' ')}; known: ${[...known].join(' ')}`);
@@ -16,6 +17,7 @@ try {
     log,
     api: true,
     schemaRegistry: process.argv.includes('--schema-registry'),
+    glueSchemaRegistry: process.argv.includes('--glue-schema-registry'),
   });
 } catch (error) {
   log(`could not start the local stack: ${error instanceof Error ? error.message : error}`);

@@ -154,6 +154,19 @@ function readSettings(env, stage, region) {
     }
   }
 
+  // The schema registry: Confluent's API (TALLY_SCHEMA_REGISTRY_URL) or AWS Glue's, not both.
+  const registryKind = text(env, 'TALLY_SCHEMA_REGISTRY');
+  if (!['', '1', 'confluent', 'glue'].includes(registryKind)) {
+    problems.push(`TALLY_SCHEMA_REGISTRY: glue or confluent, not "${registryKind}"`);
+  } else if (registryKind === 'glue') {
+    if (text(env, 'TALLY_SCHEMA_REGISTRY_URL') !== '') {
+      problems.push(
+        'TALLY_SCHEMA_REGISTRY_URL: unset it with TALLY_SCHEMA_REGISTRY=glue (one registry per deployment)',
+      );
+    }
+    bool(env, 'TALLY_GLUE_AUTO_REGISTER', false, problems);
+  }
+
   // Back-pressure at the edge: each HTTP function's rate (requests/s over its routes) and the
   // latency it is sized for; reserved concurrency = ceil(rate × latency), so API Gateway's
   // throttle (429) answers before the function's concurrency runs out.

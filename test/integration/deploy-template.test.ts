@@ -194,6 +194,30 @@ describe('docs/deploy.md, run offline, and the templates of a prod deploy', () =
       expect(route.Properties.AuthorizationType).toBe('JWT');
   });
 
+  it('grants AWS Glue Schema Registry actions to the produce functions only, and nothing without TALLY_SCHEMA_REGISTRY=glue', () => {
+    for (const template of [defaults, full]) {
+      for (const [id] of ofType(template, 'AWS::Lambda::Function')) {
+        const glue = statementsOf(template, roleOfFunction(template, id)).filter((s) =>
+          [s.Action].flat().some((a) => String(a).startsWith('glue:')),
+        );
+        if (!['ProduceLambdaFunction', 'ProduceBatchLambdaFunction'].includes(id)) {
+          expect(glue, id).toEqual([]);
+          continue;
+        }
+        expect(glue.flatMap((s) => [s.Action].flat()).sort(), id).toEqual([
+          'glue:CreateSchema',
+          'glue:GetSchemaByDefinition',
+          'glue:GetSchemaVersion',
+          'glue:GetSchemaVersion',
+          'glue:RegisterSchemaVersion',
+        ]);
+        // Neither package selects Glue: every grant names a registry that cannot exist.
+        for (const s of glue)
+          expect(JSON.stringify(s.Resource), id).toMatch(/tally-glue-unconfigured/);
+      }
+    }
+  });
+
   it('creates the MSK event source only with a cluster, reporting batch failures, bounded, with a failures queue', () => {
     expect(ofType(defaults, 'AWS::Lambda::EventSourceMapping')).toEqual([]);
     expect(ofType(defaults, 'AWS::SQS::Queue')).toEqual([]);

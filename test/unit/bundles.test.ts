@@ -34,6 +34,8 @@ const RUNTIME_SDK = new Set([
   '@aws-sdk/client-sfn',
   '@aws-sdk/client-secrets-manager',
   '@aws-sdk/client-ssm',
+  // The produce routes' AWS Glue Schema Registry client (TALLY_SCHEMA_REGISTRY=glue), loaded with the codecs.
+  '@aws-sdk/client-glue',
   '@aws-sdk/credential-provider-node',
 ]);
 /**

@@ -21,6 +21,8 @@ import {
   SchemaValidationError,
   UnsupportedSchemaError,
 } from './errors.js';
+import { createGlueRegistry, type GlueRegistryOptions } from './glue-registry.js';
+import { createGlueSerializer, type GlueSerializerOptions } from './glue-serializer.js';
 import { createSchemaRegistryClient, type SchemaRegistryClientOptions } from './registry-client.js';
 import {
   createSchemaSerializer,
@@ -122,5 +124,18 @@ export function createRecordEncoder(serializer: SchemaSerializer): SchemaEncoder
 export function createRegistryEncoder(options: SchemaRegistryClientOptions): SchemaEncoder {
   return createRecordEncoder(
     createSchemaSerializer({ registry: createSchemaRegistryClient(options) }),
+  );
+}
+
+/**
+ * The encoder over an AWS Glue Schema Registry (Glue's wire format): one SDK client, loaded by
+ * the first record, and one serializer (its caches) per call, so per container.
+ */
+export function createGlueEncoder(
+  options: GlueRegistryOptions & Pick<GlueSerializerOptions, 'autoRegister' | 'compression'>,
+): SchemaEncoder {
+  const { autoRegister, compression, ...registry } = options;
+  return createRecordEncoder(
+    createGlueSerializer({ registry: createGlueRegistry(registry), autoRegister, compression }),
   );
 }

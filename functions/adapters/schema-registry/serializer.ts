@@ -4,16 +4,12 @@
 // (registered under its subject), the value is checked against it before anything is encoded,
 // and what the registry said is cached for the container's life (the latest version of a
 // subject for `latestTtlMs`).
-import { avroCodec } from './avro-codec.js';
-import { type Codec, compileOrRefuse, type SchemaType } from './codec.js';
-import {
-  SchemaNotFoundError,
-  SchemaRefusedError,
-  SchemaValidationError,
-  UnsupportedSchemaError,
-} from './errors.js';
-import { jsonCodec } from './json-codec.js';
-import { protobufCodec } from './protobuf-codec.js';
+
+import { InvalidInputError } from '../../core/shared/errors.js';
+import type { Codec, SchemaType } from './codec.js';
+import { compileSchema, encodeOrRefuse } from './compile-schema.js';
+import { SchemaNotFoundError, SchemaRefusedError, UnsupportedSchemaError } from './errors.js';
+import { remember as rememberFor } from './promise-cache.js';
 import type { RegisteredSchema, SchemaRegistryClient } from './registry-client.js';
 import { type SubjectNameStrategy, subjectName } from './subject-names.js';
 import { frame } from './wire-format.js';
@@ -28,7 +24,7 @@ export type InlineSubject =
 
 export type SchemaReference =
   /** With a subject, the id must be registered under it (42207 at REST Proxy if not). */
-  | { readonly kind: 'id'; readonly id: number; readonly subject?: InlineSubject }
+  | { readonly kind: 'id'; readonly id: number | string; readonly subject?: InlineSubject }
   | { readonly kind: 'subject'; readonly subject: string; readonly version: number | 'latest' }
   | {
       readonly kind: 'inline';
@@ -53,7 +49,8 @@ export interface SchemaSerializer {
 export interface SerializedPart {
   readonly bytes: Buffer | null;
   readonly type: SchemaType;
-  readonly id: number;
+  /** The registry's id: an integer (Confluent's API), a schema version's UUID (Glue). */
+  readonly id: number | string;
   /** The subject and the schema's version under it (REST Proxy's report), when known. */
   readonly subject?: string;
   readonly version?: number;
@@ -81,12 +78,6 @@ interface Known {
   readonly schema: string;
 }
 
-const COMPILERS: Record<SchemaType, (schema: string) => Codec> = {
-  AVRO: avroCodec,
-  PROTOBUF: protobufCodec,
-  JSON: jsonCodec,
-};
-
 export function createSchemaSerializer(options: SchemaSerializerOptions): SchemaSerializer {
   const { registry } = options;
   const now = options.now ?? Date.now;
@@ -101,11 +92,7 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
 
   /** A cached promise, dropped again if it rejects so that the next call asks afresh. */
   function remember<K, V>(cache: Map<K, V>, key: K, value: V, settled: Promise<unknown>): void {
-    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as K);
-    cache.set(key, value);
-    settled.catch(() => {
-      if (cache.get(key) === value) cache.delete(key);
-    });
+    rememberFor(cache, key, value, settled, maxEntries);
   }
 
   function compile(
@@ -117,7 +104,7 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
         `${what} refers to other schemas, which Tally does not resolve`,
       );
     }
-    return compileOrRefuse(schema.type, what, () => COMPILERS[schema.type](schema.schema));
+    return compileSchema(schema.type, schema.schema, what);
   }
 
   function knownById(id: number, field: string): Promise<Known> {
@@ -242,19 +229,19 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     at: string,
   ): Promise<Resolved> {
     if (reference.kind === 'id') {
+      if (typeof reference.id === 'string') {
+        const field = `${at}.schema_id`;
+        throw new InvalidInputError(
+          `${field}: this registry's schema ids are integers; a UUID names an AWS Glue schema version (TALLY_SCHEMA_REGISTRY=glue)`,
+          { field },
+        );
+      }
       const known = await knownById(reference.id, `${at}.schema_id`);
       if (reference.subject === undefined) return { id: reference.id, codec: known.codec };
       const under = await checkRegisteredUnder(reference.id, reference.subject, known, at);
       return { id: reference.id, codec: known.codec, ...under };
     }
     return bySubjectVersion(reference.subject, reference.version, `${at}.subject`);
-  }
-
-  function encode(codec: Codec, data: unknown, at: string, schema: string): Uint8Array {
-    const encoded = codec.encode(data);
-    if ('bytes' in encoded) return encoded.bytes;
-    const field = encoded.issue.path ? `${at}.data.${encoded.issue.path}` : `${at}.data`;
-    throw new SchemaValidationError(`${field} ${encoded.issue.message} (${schema})`, { field });
   }
 
   async function encodePart(
@@ -267,14 +254,16 @@ export function createSchemaSerializer(options: SchemaSerializerOptions): Schema
     if (reference.kind === 'inline') {
       // Checked before it is registered: a value that does not match registers nothing.
       const codec = inlineCodec(reference, at);
-      const body = kafkaNull ? null : encode(codec, data, at, `the inline ${codec.type} schema`);
+      const body = kafkaNull
+        ? null
+        : encodeOrRefuse(codec, data, at, `the inline ${codec.type} schema`);
       const { id, subject, version } = await inlineId(reference, codec, at);
       return { bytes: body && frame(id, body), type: codec.type, id, subject, version };
     }
     const { id, codec, subject, version } = await resolve(reference, at);
     const bytes = kafkaNull
       ? null
-      : frame(id, encode(codec, data, at, `schema ${id}, ${codec.type}`));
+      : frame(id, encodeOrRefuse(codec, data, at, `schema ${id}, ${codec.type}`));
     return {
       bytes,
       type: codec.type,

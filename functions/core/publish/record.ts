@@ -12,8 +12,8 @@ export type SchemaDataType = (typeof SCHEMA_DATA_TYPES)[number];
 export interface RecordData {
   readonly type: DataType | SchemaDataType;
   readonly bytes: Buffer | null;
-  /** The registry's id of the schema it was serialized with. */
-  readonly schemaId?: number;
+  /** The registry's id of the schema it was serialized with (Glue's: a version's UUID). */
+  readonly schemaId?: number | string;
   /** The subject of that schema, and its version there (REST Proxy's report has both). */
   readonly subject?: string;
   readonly schemaVersion?: number;

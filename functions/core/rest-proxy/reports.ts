@@ -214,7 +214,8 @@ function jsonNumber(n: number): string {
 
 function dataJson(data: RecordData): string {
   const subject = data.subject === undefined ? '' : `,"subject":${JSON.stringify(data.subject)}`;
-  const schemaId = data.schemaId === undefined ? '' : `,"schema_id":${data.schemaId}`;
+  const schemaId =
+    data.schemaId === undefined ? '' : `,"schema_id":${JSON.stringify(data.schemaId)}`;
   const version = data.schemaVersion === undefined ? '' : `,"schema_version":${data.schemaVersion}`;
   return `{"type":${JSON.stringify(data.type)}${subject}${schemaId}${version},"size":${data.bytes === null ? -1 : data.bytes.length}}`;
 }

@@ -38,9 +38,15 @@ export interface InlineSchema {
  * the latest) of a subject; else inline, registered under a subject.
  */
 export type SchemaChoice =
-  | { readonly id: number; readonly subject: SubjectChoice }
+  | { readonly id: SchemaId; readonly subject: SubjectChoice }
   | { readonly subject: SubjectChoice; readonly version: number | 'latest' }
   | { readonly subject: SubjectChoice; readonly inline: InlineSchema };
+
+/**
+ * A registry's id of a schema: an integer (Confluent's API), or a schema version's UUID (AWS Glue
+ * Schema Registry, which names versions so).
+ */
+export type SchemaId = number | string;
 
 /** A key or value waiting for its schema: `field` is where it sits (`entries[2].value`). */
 export interface SchemaPart {
@@ -63,7 +69,7 @@ export interface ParsedRecord extends Omit<RecordInput, 'key' | 'value'> {
 export interface EncodedPart {
   readonly bytes: Buffer | null;
   readonly type: SchemaDataType;
-  readonly schemaId: number;
+  readonly schemaId: SchemaId;
   readonly subject?: string;
   readonly schemaVersion?: number;
 }
@@ -83,6 +89,7 @@ const SCHEMA_PART_FIELDS: ReadonlySet<string> = new Set([
   'schema',
 ]);
 const MAX_SCHEMA_ID = 2 ** 31 - 1;
+const SCHEMA_VERSION_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function invalid(field: string, message: string): never {
   throw new InvalidInputError(`${field}: ${message}`, { field });
@@ -151,7 +158,14 @@ export function parseSchemaPart(
   let schema: SchemaChoice;
   if (given('schema_id')) {
     for (const name of ['type', 'schema_version', 'schema']) without(input, at, name, 'schema_id');
-    schema = { id: positive(input.schema_id, `${at}.schema_id`, 0), subject };
+    const id = input.schema_id;
+    schema = {
+      id:
+        typeof id === 'string' && SCHEMA_VERSION_UUID.test(id)
+          ? id
+          : positive(id, `${at}.schema_id`, 0),
+      subject,
+    };
   } else if (given('schema_version')) {
     for (const name of ['type', 'schema']) without(input, at, name, 'schema_version');
     const version = positive(input.schema_version, `${at}.schema_version`, 1);

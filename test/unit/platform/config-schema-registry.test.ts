@@ -118,3 +118,68 @@ describe('TALLY_SCHEMA_REGISTRY_* settings', () => {
     }
   });
 });
+
+describe('TALLY_SCHEMA_REGISTRY=glue settings', () => {
+  it('is no Glue registry unless selected (`1`, the local stack, is the Confluent one)', () => {
+    expect(loadPublishConfig(BASE).glueSchemaRegistry).toBeUndefined();
+    expect(
+      loadPublishConfig({ ...BASE, TALLY_SCHEMA_REGISTRY: '1' }).glueSchemaRegistry,
+    ).toBeUndefined();
+  });
+
+  it("selects Glue: Glue's default registry, auto-registration off, no compression", () => {
+    const config = loadPublishConfig({ ...BASE, TALLY_SCHEMA_REGISTRY: 'glue' });
+    expect(config.glueSchemaRegistry).toEqual({
+      registryName: 'default-registry',
+      autoRegister: false,
+      compression: 'none',
+      endpoint: undefined,
+    });
+    expect(config.schemaRegistry).toBeUndefined();
+    expect(
+      loadPublishConfig({
+        ...BASE,
+        TALLY_SCHEMA_REGISTRY: 'glue',
+        TALLY_GLUE_REGISTRY_NAME: 'orders-registry',
+        TALLY_GLUE_AUTO_REGISTER: 'true',
+        TALLY_GLUE_COMPRESSION: 'zlib',
+        TALLY_GLUE_ENDPOINT: 'http://127.0.0.1:4599',
+      }).glueSchemaRegistry,
+    ).toEqual({
+      registryName: 'orders-registry',
+      autoRegister: true,
+      compression: 'zlib',
+      endpoint: 'http://127.0.0.1:4599',
+    });
+  });
+
+  it('refuses an unknown registry kind, both registries, and values Glue or Tally do not take', () => {
+    expect(refused({ TALLY_SCHEMA_REGISTRY: 'apicurio' }, 'TALLY_SCHEMA_REGISTRY')).toMatch(
+      /must be glue or confluent/,
+    );
+    expect(
+      refused(
+        { TALLY_SCHEMA_REGISTRY: 'glue', TALLY_SCHEMA_REGISTRY_URL: URL },
+        'TALLY_SCHEMA_REGISTRY_URL',
+      ),
+    ).toMatch(/both set/);
+    expect(
+      refused(
+        { TALLY_SCHEMA_REGISTRY: 'glue', TALLY_GLUE_REGISTRY_NAME: 'a/b' },
+        'TALLY_GLUE_REGISTRY_NAME',
+      ),
+    ).toMatch(/255/);
+    expect(
+      refused(
+        { TALLY_SCHEMA_REGISTRY: 'glue', TALLY_GLUE_AUTO_REGISTER: 'yes' },
+        'TALLY_GLUE_AUTO_REGISTER',
+      ),
+    ).toMatch(/true or false/);
+    expect(
+      refused(
+        { TALLY_SCHEMA_REGISTRY: 'glue', TALLY_GLUE_COMPRESSION: 'gzip' },
+        'TALLY_GLUE_COMPRESSION',
+      ),
+    ).toMatch(/none or zlib/);
+  });
+});

@@ -236,6 +236,16 @@ function inlineJson(subject: Extract<SchemaReference, { kind: 'inline' }>['subje
 }
 
 describe('schema serializer: resolving and caching', () => {
+  it("refuses a schema version's UUID (AWS Glue's id) with a 400 naming schema_id, asking nothing", async () => {
+    const registry = fakeRegistry();
+    const serializer = createSchemaSerializer({ registry: registry.client });
+    const reference: SchemaReference = { kind: 'id', id: '6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f' };
+    const refused = await serializer.encode(reference, {}, 'value').catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 400, field: 'value.schema_id' });
+    expect((refused as Error).message).toMatch(/ids are integers.*TALLY_SCHEMA_REGISTRY=glue/);
+    expect(registry.calls).toEqual([]);
+  });
+
   it('asks the registry once per schema id and per fixed subject version', async () => {
     const registry = fakeRegistry();
     const id = registry.add('orders-value', 'JSON', ORDER_JSON);

@@ -92,6 +92,12 @@ describe('schema fields of a key or value', () => {
     );
     // Data null is a Kafka null, still resolved against its schema.
     expect(pending({ schema_id: 1, data: null }).data).toBeNull();
+    // A schema version's UUID is an AWS Glue registry's id (its encoder takes it, Confluent's not).
+    const uuid = '6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f';
+    expect(pending({ schema_id: uuid, subject: 'orders', data: 1 }).schema).toEqual({
+      id: uuid,
+      subject: { subject: 'orders' },
+    });
   });
 
   it('names the field of every combination REST Proxy does not take', () => {
@@ -113,6 +119,7 @@ describe('schema fields of a key or value', () => {
 
   it('names each field that is not well formed', () => {
     refusal({ schema_id: '1', data: 1 }, 'value.schema_id');
+    refusal({ schema_id: '6F1C2D3E-4A5B-4C6D-8E7F-0A1B2C3D4E5F', data: 1 }, 'value.schema_id');
     refusal({ schema_id: -1, data: 1 }, 'value.schema_id');
     refusal({ schema_id: 2 ** 31, data: 1 }, 'value.schema_id');
     refusal({ schema_version: 0, data: 1 }, 'value.schema_version');

@@ -104,3 +104,21 @@ describe('the deployment configuration a stage is packaged with', () => {
     expect(settings.limits.publish).toBe(400);
   });
 });
+
+describe('the schema registry a stage is packaged with', () => {
+  it('refuses an unknown TALLY_SCHEMA_REGISTRY, and Glue beside a Confluent URL', () => {
+    const problems = (env: Record<string, string>) =>
+      named(readSettings({ ...READY, ...env }, 'prod', 'eu-west-1').problems);
+    expect(problems({ TALLY_SCHEMA_REGISTRY: 'glue' })).toEqual([]);
+    expect(problems({ TALLY_SCHEMA_REGISTRY: 'karapace' })).toEqual(['TALLY_SCHEMA_REGISTRY']);
+    expect(
+      problems({
+        TALLY_SCHEMA_REGISTRY: 'glue',
+        TALLY_SCHEMA_REGISTRY_URL: 'https://registry.example/apis/ccompat/v7',
+      }),
+    ).toEqual(['TALLY_SCHEMA_REGISTRY_URL']);
+    expect(problems({ TALLY_SCHEMA_REGISTRY: 'glue', TALLY_GLUE_AUTO_REGISTER: 'yes' })).toEqual([
+      'TALLY_GLUE_AUTO_REGISTER',
+    ]);
+  });
+});
