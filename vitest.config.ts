@@ -38,6 +38,8 @@ const FIRST = [
   'test/integration/docs-examples.test.ts',
   // Packages the service four times and runs cfn-lint on each (~150 s on a loaded machine).
   'test/integration/deploy-template.test.ts',
+  // Every bench section at its smoke size, one after the other (~170 s, 80 s of CPU, loaded).
+  'test/integration/bench-smoke.test.ts',
   'test/integration/kafka-scram.test.ts',
   'test/simulation/reconcile-long-horizon.test.ts',
   'test/simulation/reconcile-held-bounds.test.ts',

@@ -30,6 +30,7 @@ import {
   ROOT,
   removeBundle,
   shown,
+  smokeOr,
   spread,
   writeResults,
 } from './harness.js';
@@ -40,7 +41,8 @@ import {
   writeLedgerBlocks,
 } from './tally-records.js';
 
-const DEFAULT_SIZES = [1_000_000, 10_000_000] as const;
+// BENCH_SMOKE=1: one size of 10,000 records (the smallest), one pair.
+const DEFAULT_SIZES = smokeOr<readonly number[]>([1_000_000, 10_000_000], [10_000]);
 const PARTITIONS = 4;
 const BLOCK = 1000;
 const DUPLICATES = 100;
@@ -51,7 +53,7 @@ const RECEIPT_SEQS = 10_000;
 const HEAP_MB = 448;
 /** Raw scan + audit pairs per size: three up to 1 M; one at 10 M (about 3 minutes a pair). */
 const repeatsFor = (size: number) =>
-  Number(process.env.BENCH_AUDIT_REPEATS ?? (size <= 1_000_000 ? 3 : 1));
+  Number(process.env.BENCH_AUDIT_REPEATS ?? smokeOr(size <= 1_000_000 ? 3 : 1, 1));
 
 interface ChildResult {
   readonly records: number;

@@ -36,6 +36,7 @@ import {
   note,
   pool,
   removeBundle,
+  smokeOr,
   writeResults,
 } from './harness.js';
 import {
@@ -53,8 +54,9 @@ const option = (name: string, fallback: number) => {
   if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name}: a positive integer`);
   return n;
 };
-const DEFAULT_RECORDS = 1_000_000;
-const DEFAULT_GROUPS = 1000;
+// BENCH_SMOKE=1: 16,000 records (a block per partition), 8 groups (one per shard).
+const DEFAULT_RECORDS = smokeOr(1_000_000, 16_000);
+const DEFAULT_GROUPS = smokeOr(1000, 8);
 const RECORDS = option('--records', DEFAULT_RECORDS);
 const GROUPS = option('--groups', DEFAULT_GROUPS);
 const fullRun = RECORDS === DEFAULT_RECORDS && GROUPS === DEFAULT_GROUPS;

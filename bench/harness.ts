@@ -3,7 +3,7 @@
 // esbuild bundles of our functions (Node's ESM loader cannot import kafkajs's CommonJS named
 // exports from the sources), and machine facts for the results.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,41 @@ export function flag(name: string, fallback: number): number {
   return value;
 }
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * BENCH_SMOKE=1 (`npm run bench -- --smoke`): every section in seconds, through the same code
+ * paths (tiny record counts, one repeat, the smallest sizes). Its figures mean nothing and are
+ * never saved; test/integration/bench-smoke.test.ts checks that each section still prints them.
+ */
+export const SMOKE = process.env.BENCH_SMOKE === '1';
+export const smokeOr = <T>(full: T, smoke: T): T => (SMOKE ? smoke : full);
+
+const writeStdout = process.stdout.write.bind(process.stdout);
+
+/**
+ * From here on, what this process writes to stdout — the handlers' EMF metric lines and log
+ * lines, which Lambda sends to CloudWatch — goes to a log file instead: BENCH_LOG_FILE (bench/run.ts
+ * names one per section, where the section's own stdout goes too), else
+ * bench/results/logs/<name>-<time>.log; its path is noted once. So stdout carries the section's
+ * JSON only (writeResults). Returns the file.
+ */
+export function logStdoutToFile(name: string): string {
+  const given = process.env.BENCH_LOG_FILE?.trim();
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const file = given || join(ROOT, 'bench/results/logs', `${name}-${stamp}.log`);
+  mkdirSync(dirname(file), { recursive: true });
+  const fd = openSync(file, 'a');
+  // Synchronous: nothing is lost at process.exit, and one write(2) to a file costs microseconds.
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    writeSync(fd, typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+    if (done) process.nextTick(done);
+    return true;
+  }) as typeof process.stdout.write;
+  if (!given)
+    note(`${name}: what the functions write to stdout (EMF metrics, logs) goes to ${file}`);
+  return file;
+}
 
 export function javaProcesses(): string[] {
   try {
@@ -158,6 +193,19 @@ export interface Spread {
   readonly n: number;
 }
 
+/** The time covered by at least one of `spans` ([from, to], any order, overlapping or not). */
+export function unionMs(spans: ReadonlyArray<readonly [number, number]>): number {
+  const sorted = [...spans].sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const [from, to] of sorted) {
+    if (to <= end) continue;
+    total += to - Math.max(from, end);
+    end = to;
+  }
+  return total;
+}
+
 /** Median, min and max of repeated measurements (rounded to 3 decimals). */
 export function spread(values: readonly number[]): Spread {
   const sorted = [...values].sort((a, b) => a - b);
@@ -189,13 +237,17 @@ export function markdownTable(
 }
 
 /**
- * Prints a benchmark's JSON on stdout and its table on stderr; unless bench/run.ts collects it
- * (BENCH_COLLECTED=1) or the run was partial, also saves both under bench/results/.
+ * Writes a benchmark's JSON to BENCH_RESULT_FILE (bench/run.ts names one per section: a file
+ * nothing else writes to), else on stdout, and its table on stderr; unless bench/run.ts collects
+ * it (BENCH_COLLECTED=1), the run was partial or a smoke run, also saves both in bench/results/.
  */
 export function writeResults(name: string, summary: { at: string }, table: string, full: boolean) {
-  process.stdout.write(`${JSON.stringify({ ...summary, table }, null, 2)}\n`);
+  const json = `${JSON.stringify({ ...summary, table }, null, 2)}\n`;
+  const resultFile = process.env.BENCH_RESULT_FILE?.trim();
+  if (resultFile) writeFileSync(resultFile, json);
+  else writeStdout(json);
   process.stderr.write(`\n${table}\n`);
-  if (!full || process.env.BENCH_COLLECTED === '1') return;
+  if (!full || SMOKE || process.env.BENCH_COLLECTED === '1') return;
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}-${summary.at.replace(/[:.]/g, '-')}.json`);

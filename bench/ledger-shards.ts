@@ -28,10 +28,10 @@ import { Deadline } from '../functions/core/shared/deadline.js';
 import { startDynamoDbServer } from '../infra/local/dynamodb-server.js';
 import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
 import { waitForDynamoDb } from '../infra/local/readiness.js';
-import { flag, machineFacts, markdownTable, note, writeResults } from './harness.js';
+import { flag, machineFacts, markdownTable, note, smokeOr, writeResults } from './harness.js';
 
-const SECONDS = flag('seconds', 5);
-const CONTAINERS = flag('containers', 64);
+const SECONDS = flag('seconds', smokeOr(5, 1)); // BENCH_SMOKE=1: 1 s, 8 containers
+const CONTAINERS = flag('containers', smokeOr(64, 8));
 /** Requests each container has in flight (Lambda: one per container; here, a few). */
 const IN_FLIGHT = flag('in-flight', 8);
 const KEY_WRITES_PER_SECOND = 1000;

@@ -3,18 +3,18 @@
 // partitions with Tally headers, the handler's own work a JSON parse. Three columns per round:
 // no guard; the guard on new seqs (claim + done-mark per record, one read and one compaction
 // read per batch); the guard on a batch delivered again (every record suppressed). Rounds
-// alternate so load on the machine falls on all columns alike. Prints JSON on stdout.
+// alternate so load on the machine falls on all columns alike. Prints JSON (harness.ts writeResults).
 import { performance } from 'node:perf_hooks';
 import middy from '@middy/core';
 import type { MSKEvent, MSKRecord } from 'aws-lambda';
 import { createDynamoDbClients } from '../functions/adapters/dynamodb/client.js';
 import { createOnceStore } from '../functions/adapters/dynamodb/once-store.js';
 import { eachRecord, type MskBatchResponse, tallyOnce } from '../functions/consumer/tally-once.js';
-import { benchStack, machineFacts, note } from './harness.js';
+import { benchStack, machineFacts, note, smokeOr, writeResults } from './harness.js';
 
 const BATCH = 100;
 const PARTITIONS = 4;
-const ROUNDS = Number(process.env.BENCH_ONCE_ROUNDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ONCE_ROUNDS ?? smokeOr(10, 1)); // BENCH_SMOKE=1: 1
 
 const bytes = (text: string) => [...Buffer.from(text)];
 function batch(stream: string, firstSeq: number): MSKEvent {
@@ -103,7 +103,8 @@ try {
   note(
     `per record (median of ${ROUNDS} batches of ${BATCH}): no guard ${result.perRecordMicros.unguarded} µs · guard, new ${result.perRecordMicros.guardedNewSeqs} µs · guard, redelivered ${result.perRecordMicros.guardedRedelivered} µs`,
   );
-  process.stdout.write(`${JSON.stringify({ ...result, table }, null, 2)}\n`);
+  // Not saved in bench/results (as before): bench/run.ts collects it.
+  writeResults('once', { ...result, at: new Date().toISOString() }, table, false);
 } finally {
   await bench.stop();
 }

@@ -34,10 +34,12 @@ import {
   alive,
   bundle,
   javaProcesses,
+  logStdoutToFile,
   note,
   removeBundle,
   type Spread,
   shown,
+  smokeOr,
   spread,
   writeResults,
 } from './harness.js';
@@ -47,16 +49,18 @@ type Mode = 'all' | 'single' | 'batch' | 'limits';
 type Response = { statusCode?: number; body?: string };
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
-const WARMUP = 50;
-const REQUESTS = 500;
-const ROUND = 100; // single-record modes alternate in rounds of this many sequential requests
-const BATCH_RECORDS = 1000;
-const BATCH_REPEATS = 5;
+// BENCH_SMOKE=1: the same modes and sides at a few requests and records each (harness.ts).
+const WARMUP = smokeOr(50, 2);
+const REQUESTS = smokeOr(500, 10);
+const ROUND = smokeOr(100, 5); // single-record modes alternate in rounds of this many sequential requests
+const BATCH_RECORDS = smokeOr(1000, 20);
+const BATCH_REPEATS = smokeOr(5, 1);
 const VALUE_SIZES = [100, 1024] as const;
 const SINGLE_VALUE_BYTES = 100;
 const PARTITIONS = 3;
-const LIMITS_REPEATS = 5;
-const MAX_REQUEST_BYTES = 6_000_000; // TALLY_MAX_REQUEST_BYTES's default
+const LIMITS_REPEATS = smokeOr(5, 1);
+// TALLY_MAX_REQUEST_BYTES's default (the smoke run fills a tenth of it).
+const MAX_REQUEST_BYTES = smokeOr(6_000_000, 600_000);
 
 const BATCH_SIDES = ['handler', 'httpApi', 'rawKafkajs', 'kcat'] as const;
 type BatchSide = (typeof BATCH_SIDES)[number];
@@ -295,6 +299,8 @@ async function bundleHandlers(): Promise<{ file: string; keep: boolean }> {
 // Setup
 
 const startedAt = new Date();
+// The in-process handlers' EMF metric line per request (and any log line) go to a log file.
+logStdoutToFile('publish');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const reusing = Boolean(process.env.KAFKA_BROKERS?.trim() && process.env.DYNAMODB_ENDPOINT?.trim());
 // The local HTTP API (serverless-offline) is bench/run.ts's when it runs us (BENCH_API_URL);
@@ -979,7 +985,7 @@ function markdown(
  */
 function sideBySide(batch: Partial<Record<BatchSize, BatchFigures>>): string[] {
   const lines = [
-    `| 1,000-record batch | Tally records/s | raw kafkajs records/s | Tally ÷ raw, pair by pair (goal ≥ 0.8) | batch ms, Tally / raw | CPU ms per batch, Tally / raw | DynamoDB calls, HTTP ms per batch |`,
+    `| ${BATCH_RECORDS.toLocaleString('en')}-record batch | Tally records/s | raw kafkajs records/s | Tally ÷ raw, pair by pair (goal ≥ 0.8) | batch ms, Tally / raw | CPU ms per batch, Tally / raw | DynamoDB calls, HTTP ms per batch |`,
     '|---|---:|---:|---:|---:|---:|---:|',
   ];
   for (const bytes of VALUE_SIZES) {

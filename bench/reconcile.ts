@@ -31,24 +31,28 @@ import {
   alive,
   bundle,
   javaProcesses,
+  logStdoutToFile,
   note,
   parseSizes,
   pool,
   removeBundle,
   type Spread,
   shown,
+  smokeOr,
   spread,
+  unionMs,
   writeResults,
 } from './harness.js';
 
-const DEFAULT_SIZES = [10, 100, 1000] as const;
+// BENCH_SMOKE=1: one size of 3 groups, one warm run.
+const DEFAULT_SIZES = smokeOr<readonly number[]>([10, 100, 1000], [3]);
 const PARTITIONS = 10;
 const RECORDS_PER_PARTITION = 3;
 const COMMITTED_OFFSET = 2; // every partition is one record behind its log end
 // admin.setOffsets runs a throwaway consumer per group (join, seek, one fetch of up to kafkajs's
 // 5 s maxWaitTime, leave): seconds each, so many run at once.
 const SETUP_CONCURRENCY = 100;
-const WARM_RUNS = 2;
+const WARM_RUNS = smokeOr(2, 1);
 
 const sizes = parseSizes(process.argv.slice(2), DEFAULT_SIZES);
 const profiling = process.execArgv.some((arg) => arg.startsWith('--cpu-prof'));
@@ -138,12 +142,8 @@ interface RunFigures {
   /** EMF metric lines the handler wrote to stdout (dropped here). */
   readonly emfMetricLines: number;
   readonly emfMetricBytes: number;
-  /**
-   * Time inside the runtime's ports; the rest is other. History saves run 16 at a time, and
-   * beside the report saves: their times add up the calls' durations, so they may exceed the
-   * wall time (and `other` go below zero).
-   */
-  readonly phasesMs: Phases;
+  /** Time inside the runtime's ports, and outside them (see PhaseTimes). */
+  readonly phasesMs: PhaseTimes;
   readonly dynamodb: {
     readonly calls: number;
     readonly writes: number;
@@ -152,28 +152,42 @@ interface RunFigures {
   };
 }
 
-interface Phases {
-  kafkaRead: number;
-  historyLoad: number;
-  historySave: number;
-  reportSave: number;
-  /** Mapping repair, evaluation, EMF metrics and everything else in the run. */
-  other: number;
+const PORTS = ['kafkaRead', 'historyLoad', 'historySave', 'reportSave'] as const;
+type Port = (typeof PORTS)[number];
+type Phases = Record<Port, number>;
+
+/**
+ * Where a run's time went. Port calls overlap (history saves run 16 at a time, beside the report
+ * saves), so their durations added up may exceed the run's wall time: they are reported as
+ * such, beside the wall time each port and all of them together had a call in flight, and what
+ * overlapped. Nothing here is a difference that can go below zero.
+ */
+interface PhaseTimes {
+  /** Per port, its calls' durations added up (overlapping calls each counted). */
+  readonly callsMs: Phases;
+  /** Per port, the wall time at least one of its calls was in flight. */
+  readonly wallMs: Phases;
+  /** The wall time any port call was in flight (the union of every call's span). */
+  readonly inPortsMs: number;
+  /** The run's wall time with no port call in flight: mapping repair, evaluation, EMF metrics. */
+  readonly outsidePortsMs: number;
+  /** Every call's duration added up, less inPortsMs: the time calls overlapped (0: none did). */
+  readonly overlapMs: number;
 }
 
+type Spans = Record<Port, Array<readonly [number, number]>>;
+const noSpans = (): Spans => ({ kafkaRead: [], historyLoad: [], historySave: [], reportSave: [] });
+
 /** Times the runtime's ports: the reconciler calls them through these objects at call time. */
-function instrument(runtime: ReconcileRuntime): { reset(): Phases } {
-  let phases: Phases = { kafkaRead: 0, historyLoad: 0, historySave: 0, reportSave: 0, other: 0 };
-  const timed = <A extends unknown[], R>(
-    phase: Exclude<keyof Phases, 'other'>,
-    fn: (...args: A) => Promise<R>,
-  ) => {
+function instrument(runtime: ReconcileRuntime): { reset(): Spans } {
+  let spans = noSpans();
+  const timed = <A extends unknown[], R>(phase: Port, fn: (...args: A) => Promise<R>) => {
     return async (...args: A): Promise<R> => {
       const start = performance.now();
       try {
         return await fn(...args);
       } finally {
-        phases[phase] += performance.now() - start;
+        spans[phase].push([start, performance.now()]);
       }
     };
   };
@@ -185,10 +199,25 @@ function instrument(runtime: ReconcileRuntime): { reset(): Phases } {
   reports.saveGroupReports = timed('reportSave', reports.saveGroupReports.bind(reports));
   return {
     reset() {
-      const was = phases;
-      phases = { kafkaRead: 0, historyLoad: 0, historySave: 0, reportSave: 0, other: 0 };
+      const was = spans;
+      spans = noSpans();
       return was;
     },
+  };
+}
+
+function phaseTimes(spans: Spans, wallMs: number): PhaseTimes {
+  const per = (f: (list: Spans[Port]) => number) =>
+    Object.fromEntries(PORTS.map((port) => [port, round1(f(spans[port]))])) as Phases;
+  const summed = (list: Spans[Port]) => list.reduce((sum, [from, to]) => sum + (to - from), 0);
+  const all = PORTS.flatMap((port) => spans[port]);
+  const inPorts = unionMs(all);
+  return {
+    callsMs: per(summed),
+    wallMs: per(unionMs),
+    inPortsMs: round1(inPorts),
+    outsidePortsMs: round1(Math.max(0, wallMs - inPorts)),
+    overlapMs: round1(summed(all) - inPorts),
   };
 }
 
@@ -207,18 +236,11 @@ function figures(
   report: ReconcileReport,
   wallMs: number,
   tally: DynamoTally,
-  phases: Phases,
+  spans: Spans,
   emf: { readonly lines: number; readonly bytes: number },
   groupPrefix: string,
 ): RunFigures {
-  const inPorts = phases.kafkaRead + phases.historyLoad + phases.historySave + phases.reportSave;
-  const phasesMs: Phases = {
-    kafkaRead: round1(phases.kafkaRead),
-    historyLoad: round1(phases.historyLoad),
-    historySave: round1(phases.historySave),
-    reportSave: round1(phases.reportSave),
-    other: round1(wallMs - inPorts),
-  };
+  const phasesMs = phaseTimes(spans, wallMs);
   const statuses: Record<string, number> = {};
   for (const group of report.groups) {
     for (const p of group.partitions) statuses[p.status] = (statuses[p.status] ?? 0) + 1;
@@ -266,6 +288,8 @@ function markdown(runs: readonly SizeResult[]): string {
 // ---------------------------------------------------------------------------------------------
 // Setup, runs, output
 
+// The handler's log lines (its EMF metric lines are counted and dropped per run) go to a file.
+logStdoutToFile('reconcile');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const reusing = Boolean(process.env.KAFKA_BROKERS?.trim() && process.env.DYNAMODB_ENDPOINT?.trim());
 const javaBefore = javaProcesses();
@@ -415,7 +439,7 @@ try {
       const wallMs = performance.now() - start;
       const result = figures(report, wallMs, tally, phases.reset(), emf, groupPrefix);
       note(
-        `n=${n} ${which}: ${Math.round(wallMs)} ms, ${result.adminCalls} admin calls, ${result.groupsReported} groups, ${result.partitionsEvaluated} partitions, ${tally.writes} DynamoDB writes; ms in ${JSON.stringify(result.phasesMs)}`,
+        `n=${n} ${which}: ${Math.round(wallMs)} ms, ${result.adminCalls} admin calls, ${result.groupsReported} groups, ${result.partitionsEvaluated} partitions, ${tally.writes} DynamoDB writes; ms in ports ${result.phasesMs.inPortsMs} (calls ${JSON.stringify(result.phasesMs.callsMs)}, overlapping ${result.phasesMs.overlapMs}), outside ${result.phasesMs.outsidePortsMs}`,
       );
       if (result.groupsReported !== n || result.benchGroupsReported !== n) {
         notes.push(

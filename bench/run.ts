@@ -17,39 +17,37 @@
 // on 2 cores, most of it re-measuring the unfolded checkpoint of before issue 13) is asked for
 // by name, or with `npm run bench:horizon`, so the default run stays within 15 minutes.
 //
+// Each section writes its JSON to a file of its own (BENCH_RESULT_FILE), checked against the
+// figures its table shows (sections.ts); its stdout (the functions' EMF metric and log lines)
+// and the stack's events go to log files under bench/results/logs/<time>/ (or BENCH_LOG_DIR),
+// named once on stderr. `--smoke` (BENCH_SMOKE=1) runs every section, auditHorizon included, at
+// a tiny size in seconds through the same code: `npm test` runs it (bench-smoke.test.ts).
+//
 //   npm run bench                              the default sections
 //   npm run bench -- --only publish,coldStart  chosen sections (not saved)
-import { spawn } from 'node:child_process';
+//   npm run bench -- --smoke                   every section at a tiny size (not saved)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startLocalStack } from '../infra/local/stack.js';
 import { alive, machineFacts, note, ROOT } from './harness.js';
+import { runSection } from './section-runner.js';
+import { SECTIONS, type SectionName as Section } from './sections.js';
 
-const SECTIONS = {
-  publish: 'bench/publish.ts',
-  audit: 'bench/audit.ts',
-  auditHorizon: 'bench/audit-horizon.ts',
-  reconcile: 'bench/reconcile.ts',
-  coldStart: 'bench/cold-start.ts',
-  workflows: 'bench/workflows.ts',
-  seqAllocation: 'bench/seq-allocation.ts',
-  ledgerShards: 'bench/ledger-shards.ts',
-  fanOut: 'bench/fan-out.ts',
-  once: 'bench/once.ts',
-  schema: 'bench/schema.ts',
-} as const;
-type Section = keyof typeof SECTIONS;
-
-/** Run when asked for by name only (see above). */
+/** Run when asked for by name only (see above), and in the smoke run. */
 const ON_REQUEST: readonly Section[] = ['auditHorizon'];
 const DEFAULT_SECTIONS = (Object.keys(SECTIONS) as Section[]).filter(
   (s) => !ON_REQUEST.includes(s),
 );
+/** A smoke section that takes longer than this is stuck. */
+const SMOKE_SECTION_TIMEOUT_MS = 150_000;
 
-function chosen(argv: readonly string[]): Section[] {
+const argv = process.argv.slice(2);
+const smoke = argv.includes('--smoke') || process.env.BENCH_SMOKE === '1';
+
+function chosen(): Section[] {
   const at = argv.indexOf('--only');
-  if (at === -1) return DEFAULT_SECTIONS;
+  if (at === -1) return smoke ? (Object.keys(SECTIONS) as Section[]) : DEFAULT_SECTIONS;
   const names = String(argv[at + 1] ?? '').split(',');
   const unknown = names.filter((n) => !(n in SECTIONS));
   if (unknown.length > 0 || names.length === 0) {
@@ -60,36 +58,22 @@ function chosen(argv: readonly string[]): Section[] {
   return names as Section[];
 }
 
-/** Runs one section in a process of its own; resolves with its JSON (stdout), stderr shown. */
-function runSection(file: string, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`${file} exited with ${code}`));
-      try {
-        resolve(JSON.parse(out) as Record<string, unknown>);
-      } catch (error) {
-        reject(new Error(`${file} printed no JSON: ${String(error)}`));
-      }
-    });
-  });
-}
-
-const sections = chosen(process.argv.slice(2));
-const full = DEFAULT_SECTIONS.every((s) => sections.includes(s));
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const sections = chosen();
+const full = !smoke && DEFAULT_SECTIONS.every((s) => sections.includes(s));
 const started = performance.now();
 const at = new Date().toISOString();
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-const stack = await startLocalStack({ log: (line) => note(`stack: ${line}`), api: true });
+const stamp = at.replace(/[:.]/g, '-');
+const logDir = process.env.BENCH_LOG_DIR?.trim() || join(ROOT, 'bench/results/logs', stamp);
+mkdirSync(logDir, { recursive: true });
+note(`logs (the stack's events, each section's stdout and JSON): ${logDir}`);
+const stackLog = join(logDir, 'stack.log');
+// The stack's progress and events (every notification a scheduled reconcile puts on the local
+// bus, in full) go to its log, not to stderr.
+const stack = await startLocalStack({
+  log: (line) => writeFileSync(stackLog, `${new Date().toISOString()} ${line}\n`, { flag: 'a' }),
+  api: true,
+});
 note(`stack ready in ${Math.round(performance.now() - started)} ms`);
 let exitCode = 0;
 const results: Partial<Record<Section, Record<string, unknown>>> = {};
@@ -102,12 +86,21 @@ try {
     BENCH_API_URL: stack.apiUrl,
     BENCH_API_TOKEN: stack.apiToken,
     BENCH_COLLECTED: '1',
+    ...(smoke && { BENCH_SMOKE: '1' }),
   };
   for (const section of sections) {
     const t = performance.now();
     note(`— ${section} —`);
     try {
-      results[section] = await runSection(SECTIONS[section], env);
+      const { file, figures } = SECTIONS[section];
+      results[section] = await runSection(section, {
+        file,
+        figures,
+        env,
+        logDir,
+        cwd: ROOT,
+        ...(smoke && { timeoutMs: SMOKE_SECTION_TIMEOUT_MS }),
+      });
     } catch (error) {
       exitCode = 1;
       note(`${section} failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -123,39 +116,30 @@ try {
   }
 }
 
-const titles: Record<Section, string> = {
-  publish: 'Publish',
-  audit: 'Audit',
-  auditHorizon: 'Audit checkpoint over 180 days',
-  reconcile: 'Reconcile',
-  coldStart: 'Cold start',
-  workflows: 'Workflows at cluster size',
-  seqAllocation: 'Seq allocation on one stream',
-  ledgerShards: 'Ledger writes on one stream, each key held to 1,000 writes/s',
-  fanOut: 'Fan-out beside one function (audit, reconcile)',
-  once: 'Once guard: per-record overhead',
-  schema: 'Schema serialization: per-record cost beside plain JSON',
-};
 const tables = sections
   .filter((s) => results[s])
-  .map((s) => `### ${titles[s]} (${seconds[s]} s)\n\n${String(results[s]?.table ?? '')}`)
+  .map((s) => `### ${SECTIONS[s].title} (${seconds[s]} s)\n\n${String(results[s]?.table ?? '')}`)
   .join('\n\n');
 const summary = {
   benchmark: 'kafka-tally',
   at,
+  smoke,
+  failed: sections.filter((s) => !results[s]),
   machine: machineFacts(),
   sections: results,
   sectionSeconds: seconds,
   wallSeconds: Math.round((performance.now() - started) / 1000),
 };
-process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+// As the sections do: to BENCH_RESULT_FILE when given (bench-smoke.test.ts), else stdout.
+const resultFile = process.env.BENCH_RESULT_FILE?.trim();
+if (resultFile) writeFileSync(resultFile, `${JSON.stringify(summary, null, 2)}\n`);
+else process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
 process.stderr.write(
   `\n${tables}\n\nmachine: ${JSON.stringify(summary.machine)}; ${summary.wallSeconds} s in all\n`,
 );
 if (full && exitCode === 0) {
   const dir = join(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
-  const stamp = at.replace(/[:.]/g, '-');
   writeFileSync(join(dir, `bench-${stamp}.json`), `${JSON.stringify(summary, null, 2)}\n`);
   writeFileSync(
     join(dir, `bench-${stamp}.md`),

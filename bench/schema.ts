@@ -5,14 +5,16 @@
 // schema id, after the first record (the registry is asked once per schema per container, so
 // every record but the first pays only this). The registry here answers in process: its cost is
 // the first record's, shown apart with the codecs' import and each schema's compile. Rounds
-// alternate the columns so load on the machine falls on all alike. Prints JSON on stdout.
+// alternate the columns so load on the machine falls on all alike. Prints JSON (harness.ts writeResults).
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import type { SchemaPart } from '../functions/core/rest-proxy/schema-input.js';
-import { machineFacts, note } from './harness.js';
+import { machineFacts, note, smokeOr, writeResults } from './harness.js';
 
-const RECORDS = Number(process.env.BENCH_SCHEMA_RECORDS ?? 5000);
-const ROUNDS = Number(process.env.BENCH_SCHEMA_ROUNDS ?? 7);
+// BENCH_SMOKE=1: one round of 200 records per column.
+const RECORDS = Number(process.env.BENCH_SCHEMA_RECORDS ?? smokeOr(5000, 200));
+const ROUNDS = Number(process.env.BENCH_SCHEMA_ROUNDS ?? smokeOr(7, 1));
+const WARM_UP = smokeOr(2000, 50);
 
 const ORDER = {
   id: 'order-000123',
@@ -132,7 +134,7 @@ const columns: Record<string, () => Promise<unknown>> = {
 const micros: Record<string, number[]> = Object.fromEntries(
   Object.keys(columns).map((name) => [name, []]),
 );
-for (const run of Object.values(columns)) for (let i = 0; i < 2000; i++) await run(); // warm-up
+for (const run of Object.values(columns)) for (let i = 0; i < WARM_UP; i++) await run(); // warm-up
 for (let round = 0; round < ROUNDS; round++) {
   for (const [name, run] of Object.entries(columns)) {
     const started = performance.now();
@@ -163,19 +165,20 @@ note(
     .map(([k, v]) => `${k} ${v} µs`)
     .join(' · ')}; codecs imported in ${round1(importMs)} ms`,
 );
-process.stdout.write(
-  `${JSON.stringify(
-    {
-      records: RECORDS,
-      rounds: ROUNDS,
-      perRecordMicros,
-      bytesWritten: sizes,
-      firstRecordMs,
-      codecsImportMs: round1(importMs),
-      machine: machineFacts(),
-      table: `${table}\n\nThe codecs' module (avsc, protobufjs, ajv) imported in ${round1(importMs)} ms (under tsx, unbundled); the first record of each schema adds the registry's answer (in process here) and the schema's compile.`,
-    },
-    null,
-    2,
-  )}\n`,
+const summary = {
+  at: new Date().toISOString(),
+  records: RECORDS,
+  rounds: ROUNDS,
+  perRecordMicros,
+  bytesWritten: sizes,
+  firstRecordMs,
+  codecsImportMs: round1(importMs),
+  machine: machineFacts(),
+};
+// Not saved in bench/results (as before): bench/run.ts collects it.
+writeResults(
+  'schema',
+  summary,
+  `${table}\n\nThe codecs' module (avsc, protobufjs, ajv) imported in ${round1(importMs)} ms (under tsx, unbundled); the first record of each schema adds the registry's answer (in process here) and the schema's compile.`,
+  false,
 );

@@ -25,10 +25,10 @@ import { Deadline } from '../functions/core/shared/deadline.js';
 import { startDynamoDbServer } from '../infra/local/dynamodb-server.js';
 import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
 import { waitForDynamoDb } from '../infra/local/readiness.js';
-import { flag, machineFacts, markdownTable, note, writeResults } from './harness.js';
+import { flag, machineFacts, markdownTable, note, smokeOr, writeResults } from './harness.js';
 
-const SECONDS = flag('seconds', 8);
-const CONTAINERS = flag('containers', 16);
+const SECONDS = flag('seconds', smokeOr(8, 1)); // BENCH_SMOKE=1: 1 s, 2 containers
+const CONTAINERS = flag('containers', smokeOr(16, 2));
 /** DynamoDB's write limit of one partition, hence of one item: 1,000 WCU a second. */
 const ITEM_WRITES_PER_SECOND = 1000;
 const HORIZON_MS = 15 * 60_000;

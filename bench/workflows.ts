@@ -14,12 +14,13 @@ import {
   type LocalStepFunctions,
 } from '../infra/local/step-functions.js';
 import { REPAIRED, simulatedCluster, simulatedInvoke } from '../test/helpers/simulated-cluster.js';
-import { markdownTable, note, parseSizes, writeResults } from './harness.js';
+import { markdownTable, note, parseSizes, smokeOr, writeResults } from './harness.js';
 
 const SLOW_MS = 180_000;
 const sizes = parseSizes(
   process.argv.slice(2),
-  [430, 2_000, 20_000, 100_000, 200_000],
+  // BENCH_SMOKE=1: one cluster of 100 partitions.
+  smokeOr([430, 2_000, 20_000, 100_000, 200_000], [100]),
   (n) => n >= 10,
 );
 const at = new Date().toISOString();
