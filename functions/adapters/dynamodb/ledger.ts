@@ -9,7 +9,6 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
-  type QueryCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import {
   DAY_MS,
