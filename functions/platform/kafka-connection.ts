@@ -1,6 +1,5 @@
 import { sdkClientConfig } from '../adapters/aws/lazy-sdk-client.js';
 import type { KafkaConnectionOptions } from '../adapters/kafka/client.js';
-import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
 import type { CommonConfig } from './config.js';
 import { tracing } from './tracing.js';
 
@@ -17,7 +16,10 @@ export async function kafkaConnection(
   const { kafka } = config;
   const scram =
     kafka.scram &&
-    (await readScramCredentials(kafka.scram, {
+    // Loaded only with SCRAM configured: IAM and plaintext containers never pay for it.
+    (await (
+      await import('../adapters/secrets/scram-credentials.js')
+    ).readScramCredentials(kafka.scram, {
       region: config.region,
       // The same short budget as DynamoDB: an AWS API that does not answer becomes a 503.
       timeoutMs: config.dynamodbTimeoutMs,

@@ -2,7 +2,6 @@ import type {
   createGlueEncoder,
   createRegistryEncoder,
 } from '../adapters/schema-registry/record-encoder.js';
-import { readScramCredentials } from '../adapters/secrets/scram-credentials.js';
 import type { SchemaEncoder } from '../core/rest-proxy/schema-input.js';
 import type { PublishConfig } from '../platform/config.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
@@ -53,14 +52,17 @@ export function schemaEncoderOf(
     };
   }
   if (registry === undefined) return undefined;
+  const credentialsSource = registry.credentials;
   const encoder = lazyRuntime(async () => {
     const [{ createRegistryEncoder }, credentials] = await Promise.all([
       (load as SchemaCodecs)(),
-      registry.credentials &&
-        readScramCredentials(registry.credentials, {
-          region: config.region,
-          timeoutMs: config.dynamodbTimeoutMs,
-        }),
+      credentialsSource &&
+        import('../adapters/secrets/scram-credentials.js').then(({ readScramCredentials }) =>
+          readScramCredentials(credentialsSource, {
+            region: config.region,
+            timeoutMs: config.dynamodbTimeoutMs,
+          }),
+        ),
     ]);
     return createRegistryEncoder({
       url: registry.url,

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { Kafka, logLevel } from 'kafkajs';
 
 export interface ChaosManifest {
@@ -162,13 +162,20 @@ async function readLedger(manifest: ChaosManifest, stream: string) {
     const lastSeq = Number(Item?.lastSeq ?? 0);
     const fates = new Map<number, LedgerFate[]>();
     let start: Record<string, unknown> | undefined;
+    // The whole table, read on its own terms: a stream's blocks sit under its own name (before
+    // sharding) and under `<stream>#<anything>` (its shards, its VOID ranges); `<stream>#days`
+    // holds day marks, not blocks. A scan, so no knowledge of the shard function is shared.
     do {
       const page = await documents.send(
-        new QueryCommand({
+        new ScanCommand({
           TableName: manifest.ledgerTable,
-          KeyConditionExpression: '#s = :s',
+          FilterExpression: '(#s = :s OR begins_with(#s, :shard)) AND #s <> :days',
           ExpressionAttributeNames: { '#s': 'stream' },
-          ExpressionAttributeValues: { ':s': stream },
+          ExpressionAttributeValues: {
+            ':s': stream,
+            ':shard': `${stream}#`,
+            ':days': `${stream}#days`,
+          },
           ConsistentRead: true,
           ExclusiveStartKey: start,
         }),

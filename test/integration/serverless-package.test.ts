@@ -223,7 +223,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
         )
         .sort();
     expect(grants('ProduceLambdaFunction')).toEqual([
-      'LedgerTable: dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
+      'LedgerTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
       'ReservationsTable: dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem',
       'StreamsTable: dynamodb:GetItem dynamodb:UpdateItem',
     ]);
@@ -232,7 +232,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     expect(grants('AuditLambdaFunction')).toEqual([
       'AuditsTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem',
       'LedgerTable/index/byWriteTime: dynamodb:Query',
-      'LedgerTable: dynamodb:BatchGetItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
+      'LedgerTable: dynamodb:BatchGetItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
       'ReceiptsTable: dynamodb:Query',
       'ReconcileReportsTable: dynamodb:Query',
       'StreamsTable: dynamodb:GetItem',
@@ -241,7 +241,9 @@ describe('serverless package (offline, no AWS credentials)', () => {
     // lists groups and its merge adds summaries up, neither touching a table.
     for (const id of ['ReconcileLambdaFunction', 'ReconcileFanOutChildLambdaFunction']) {
       expect(grants(id), id).toEqual([
+        'MappingsTable/index/byShard: dynamodb:Query',
         'MappingsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
+        'OffsetHistoryTable/index/byShard: dynamodb:Query',
         'OffsetHistoryTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
         'ReconcileReportsTable: dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
       ]);
@@ -261,6 +263,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     expect(grants('ClustersLambdaFunction')).toEqual([]);
     // The MSK-triggered example: its receipts, and the once guard's claims and ranges.
     expect(grants('DownstreamExampleLambdaFunction')).toEqual([
+      'OnceTable/index/byPruneAt: dynamodb:Query',
       'OnceTable: dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
       'ReceiptsTable: dynamodb:BatchWriteItem dynamodb:PutItem',
     ]);
