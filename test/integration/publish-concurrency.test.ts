@@ -20,6 +20,12 @@ describe('sequence numbers across handler instances', () => {
   beforeAll(() => admin.connect());
   afterAll(() => admin.disconnect());
 
+  /** Every record the topic's partitions hold: the sum of their high watermarks (from 0). */
+  async function recordsInLog(topic: string): Promise<number> {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+  }
+
   async function instances(count: number) {
     const loaded = [];
     for (let i = 0; i < count; i++) {
@@ -62,6 +68,8 @@ describe('sequence numbers across handler instances', () => {
     expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1));
 
     const records = await readBack(topic, 1000, 60_000);
+    // The whole log, not only the records read: no copy beyond them.
+    expect(await recordsInLog(topic)).toBe(1000);
     const logged = records
       .map((r) => Number(headerText(r.headers, 'tally.seq')))
       .sort((a, b) => a - b);
@@ -113,6 +121,7 @@ describe('sequence numbers across handler instances', () => {
     const sent = Date.now();
     expect(new Set(seqs).size).toBe(1000);
     const records = await readBack(topic, 1004, 60_000);
+    expect(await recordsInLog(topic)).toBe(1004);
     const logged = records.map((r) => Number(headerText(r.headers, 'tally.seq')));
     expect(new Set(logged).size).toBe(1004);
     for (const seq of seqs) expect(logged).toContain(seq);
