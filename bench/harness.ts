@@ -7,7 +7,11 @@ import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } fr
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { build } from 'esbuild';
+import { startDynamoDbServer } from '../infra/local/dynamodb-server.js';
+import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
+import { waitForDynamoDb } from '../infra/local/readiness.js';
 import { startLocalStack } from '../infra/local/stack.js';
 
 export const note = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -253,4 +257,27 @@ export function writeResults(name: string, summary: { at: string }, table: strin
   const file = join(dir, `${name}-${summary.at.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify({ ...summary, table }, null, 2)}\n`);
   note(`results saved to ${file}`);
+}
+
+/**
+ * The DynamoDB API alone for a bench (DYNAMODB_ENDPOINT's, else a dynalite of its own in a temp
+ * dir) with fresh tables named `<prefix>…`; `stop()` ends what it started.
+ */
+export async function benchDynamoDb(prefix: string) {
+  const workDir = mkdtempSync(join(tmpdir(), `tally-bench-${prefix}`));
+  const given = process.env.DYNAMODB_ENDPOINT?.trim();
+  const server = given ? undefined : await startDynamoDbServer(workDir);
+  const endpoint = given || (server?.endpoint as string);
+  await waitForDynamoDb(endpoint, { timeoutMs: 30_000 });
+  const client = localDynamoDbClient(endpoint);
+  return {
+    client,
+    documents: DynamoDBDocumentClient.from(client),
+    tables: await createLocalTables(client, prefix),
+    async stop(): Promise<void> {
+      client.destroy();
+      await server?.process.stop();
+      rmSync(workDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -16,19 +16,21 @@
 // the rate the limit allows at the measured spread (1,000 × writes ÷ busiest key's ÷ 2).
 //
 //   npm run bench:ledger-shards [-- --seconds 5 --containers 64]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createLedger } from '../functions/adapters/dynamodb/ledger.js';
 import { LEDGER_SHARDS } from '../functions/core/publish/ledger-layout.js';
 import type { LedgerBlock } from '../functions/core/publish/ports.js';
 import { Deadline } from '../functions/core/shared/deadline.js';
-import { startDynamoDbServer } from '../infra/local/dynamodb-server.js';
-import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
-import { waitForDynamoDb } from '../infra/local/readiness.js';
-import { flag, machineFacts, markdownTable, note, smokeOr, writeResults } from './harness.js';
+import {
+  benchDynamoDb,
+  flag,
+  machineFacts,
+  markdownTable,
+  note,
+  smokeOr,
+  writeResults,
+} from './harness.js';
 
 const SECONDS = flag('seconds', smokeOr(5, 1)); // BENCH_SMOKE=1: 1 s, 8 containers
 const CONTAINERS = flag('containers', smokeOr(64, 8));
@@ -121,16 +123,11 @@ async function run(
   };
 }
 
-const workDir = mkdtempSync(join(tmpdir(), 'tally-bench-ledger-'));
-const given = process.env.DYNAMODB_ENDPOINT?.trim();
-const server = given ? undefined : await startDynamoDbServer(workDir);
-const endpoint = given || (server?.endpoint as string);
-await waitForDynamoDb(endpoint, { timeoutMs: 30_000 });
-const dynamo = localDynamoDbClient(endpoint);
+const dynamoDb = await benchDynamoDb('bench-ledger-');
 try {
-  const tables = await createLocalTables(dynamo, 'bench-ledger-');
+  const tables = dynamoDb.tables;
   const ledgerTable = tables.LedgerTable as string;
-  const documents = DynamoDBDocumentClient.from(dynamo);
+  const documents = dynamoDb.documents;
   const results = [];
   for (const [backend, name] of [
     [documents, 'dynalite'],
@@ -173,7 +170,5 @@ try {
   );
   writeResults('ledger-shards', summary, table, true);
 } finally {
-  dynamo.destroy();
-  await server?.process.stop();
-  rmSync(workDir, { recursive: true, force: true });
+  await dynamoDb.stop();
 }

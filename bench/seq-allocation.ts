@@ -13,19 +13,21 @@
 // last leases, VOID to the audit) are counted.
 //
 //   npm run bench:seq-allocation [-- --seconds 8 --containers 16]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createSequenceAllocator } from '../functions/adapters/dynamodb/sequence-allocator.js';
 import type { SequenceAllocator } from '../functions/core/publish/ports.js';
 import { createSeqLeases } from '../functions/core/publish/seq-leases.js';
 import { Deadline } from '../functions/core/shared/deadline.js';
-import { startDynamoDbServer } from '../infra/local/dynamodb-server.js';
-import { createLocalTables, localDynamoDbClient } from '../infra/local/local-tables.js';
-import { waitForDynamoDb } from '../infra/local/readiness.js';
-import { flag, machineFacts, markdownTable, note, smokeOr, writeResults } from './harness.js';
+import {
+  benchDynamoDb,
+  flag,
+  machineFacts,
+  markdownTable,
+  note,
+  smokeOr,
+  writeResults,
+} from './harness.js';
 
 const SECONDS = flag('seconds', smokeOr(8, 1)); // BENCH_SMOKE=1: 1 s, 2 containers
 const CONTAINERS = flag('containers', smokeOr(16, 2));
@@ -112,16 +114,11 @@ async function run(
   };
 }
 
-const workDir = mkdtempSync(join(tmpdir(), 'tally-bench-seq-'));
-const given = process.env.DYNAMODB_ENDPOINT?.trim();
-const server = given ? undefined : await startDynamoDbServer(workDir);
-const endpoint = given || (server?.endpoint as string);
-await waitForDynamoDb(endpoint, { timeoutMs: 30_000 });
-const client = localDynamoDbClient(endpoint);
+const dynamoDb = await benchDynamoDb('bench-seq-');
 try {
-  const tables = await createLocalTables(client, 'bench-seq-');
+  const tables = dynamoDb.tables;
   const streams = tables.StreamsTable as string;
-  const documents = DynamoDBDocumentClient.from(client);
+  const documents = dynamoDb.documents;
   // Warm-up (connections, dynalite's JIT), not counted.
   await run(documents, streams, `bench-warm-up-${Date.now()}`, 0, false, 2);
   const results = [];
@@ -166,7 +163,5 @@ try {
   );
   writeResults('seq-allocation', summary, table, true);
 } finally {
-  client.destroy();
-  await server?.process.stop();
-  rmSync(workDir, { recursive: true, force: true });
+  await dynamoDb.stop();
 }
