@@ -1,6 +1,6 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Admin } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createLedger } from '../../functions/adapters/dynamodb/ledger.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import { auditNow, resend as resendAs } from '../helpers/audit-client.js';
@@ -20,10 +20,18 @@ import {
   readBack,
 } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
+import { seqFates } from '../helpers/seq-fates.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Each situation is created for real on the local broker; the report must name it and its layer.
-describe('audit', () => {
+// Both ways publish runs: ledger first (TALLY_AUDIT_HORIZON_SECONDS=0, no leases: every seq is
+// judged at once) and the default fast path (a 5-minute horizon, seqs leased per container, the
+// ledger written after the send: a lease's unused rest is a hole the audit leaves unjudged, and
+// an UNKNOWN absent from the log stays UNKNOWN, until the horizon has passed).
+describe.each([
+  ['ledger first', true],
+  ['on the default fast path', false],
+])('audit, %s', (_mode, ledgerFirst: boolean) => {
   const kafka = testKafka('tally-test-audit');
   const admin: Admin = kafka.admin();
   let env: Record<string, string>;
@@ -37,11 +45,14 @@ describe('audit', () => {
   beforeAll(async () => {
     // Through a proxy that passes every call on, so that one test can hold the checkpoint writes.
     proxy = await startDynamoDbProxy(inject('dynamodbEndpoint'));
+    delete process.env.TALLY_AUDIT_HORIZON_SECONDS;
     env = await usePublishEnv({
-      TALLY_AUDIT_HORIZON_SECONDS: '0',
+      ...(ledgerFirst && { TALLY_AUDIT_HORIZON_SECONDS: '0' }),
       DYNAMODB_ENDPOINT: proxy.endpoint,
     });
     await admin.connect();
+    // The audit's handlers too are imported after this: each mode reads its own configuration.
+    vi.resetModules();
     api = await loadHandlers();
   });
   afterAll(async () => {
@@ -66,7 +77,17 @@ describe('audit', () => {
         inLog: 3,
         producerDuplicates: [],
         lost: [],
+        // A container's first request to a stream leases nothing beyond its own seqs: no hole.
+        allocated: 3,
+        void: 0,
+        unrecorded: [],
       }),
+    ]);
+    // Written after the send on the fast path, before it ledger first: one fate each, ACKED.
+    expect((await seqFates(inject('dynamodbEndpoint'), topic)).fates).toEqual([
+      ['ACKED'],
+      ['ACKED'],
+      ['ACKED'],
     ]);
   });
 
@@ -155,10 +176,8 @@ describe('audit', () => {
     const topic = await createTopic(admin, 1);
     await publish(topic, ['a', 'b']);
     // The ledger says seqs 1..3 have unknown outcomes: 1 and 2 are in the log, 3 is not.
-    const ledger = createLedger(
-      DynamoDBDocumentClient.from(localDynamoDbClient(inject('dynamodbEndpoint'))),
-      env.TALLY_LEDGER_TABLE as string,
-    );
+    const documents = DynamoDBDocumentClient.from(localDynamoDbClient(inject('dynamodbEndpoint')));
+    const ledger = createLedger(documents, env.TALLY_LEDGER_TABLE as string);
     const unknown = { status: 'UNKNOWN' as const, message: 'no answer in time' };
     await ledger.write({
       stream: topic,
@@ -177,7 +196,10 @@ describe('audit', () => {
       outcomes: [unknown],
     });
     const report = await audit(topic);
-    expect(report.settled).toEqual({ landed: 2, notWritten: 1 });
+    // Landed is settled at once. Absent is settled only past the horizon: with a horizon of 0 at
+    // once; on the default fast path (5 minutes) seq 3 stays UNKNOWN, named as absent, since the
+    // request that wrote it may still be sending it.
+    expect(report.settled).toEqual({ landed: 2, notWritten: ledgerFirst ? 1 : 0 });
     const lookup = async (seq: number) =>
       JSON.parse(
         (
@@ -190,7 +212,13 @@ describe('audit', () => {
         ).body,
       ).records[0];
     expect(await lookup(2)).toMatchObject({ outcome: 'ACKED', partition_id: 0, offset: 1 });
-    expect(await lookup(3)).toMatchObject({ outcome: 'NOT_SENT' });
+    if (ledgerFirst) {
+      expect(await lookup(3)).toMatchObject({ outcome: 'NOT_SENT' });
+    } else {
+      expect((await ledger.find(topic, 3))?.outcomes).toEqual([unknown]);
+      expect(report.streams.find((s) => s.stream === topic)?.unknownAbsent).toEqual([[3, 3]]);
+    }
+    documents.destroy();
   });
 
   it('resumes from its checkpoint: a second run reads only the new records', async () => {
@@ -209,6 +237,20 @@ describe('audit', () => {
     );
     const findings = second.streams.find((s) => s.stream === topic);
     expect(findings).toMatchObject({ produced: 5, inLog: 5, lost: [], producerDuplicates: [] });
+    // The second request of the container: on the fast path it leased seqs beyond its own (about
+    // the demand of the last second), and their rest is a hole the audit leaves unrecorded within
+    // the horizon (the container may still use it), never VOID early. Ledger first: none.
+    const { allocated, fates } = await seqFates(inject('dynamodbEndpoint'), topic);
+    expect(fates.slice(0, 5)).toEqual(fates.slice(0, 5).map(() => ['ACKED']));
+    expect(fates.slice(5)).toEqual(fates.slice(5).map(() => []));
+    if (ledgerFirst) expect(allocated).toBe(5);
+    else expect(allocated).toBeGreaterThan(5);
+    expect(findings).toMatchObject({
+      allocated,
+      void: 0,
+      voidedNow: 0,
+      unrecorded: allocated > 5 ? [[6, allocated]] : [],
+    });
     const buckets = findings?.buckets ?? [];
     expect(buckets.reduce((sum, b) => sum + b.inLog, 0)).toBe(5);
     expect(buckets.reduce((sum, b) => sum + b.produced, 0)).toBe(5);
