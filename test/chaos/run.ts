@@ -20,6 +20,7 @@ import {
 } from '../../infra/local/local-tables.js';
 import { waitForDynamoDb } from '../../infra/local/readiness.js';
 import { testAuthEnv } from '../helpers/http-event.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import {
   type ChaosManifest,
   type CheckOptions,
@@ -139,17 +140,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({
-      waitForLeaders: false,
-      topics: [
-        {
-          topic,
-          numPartitions: 6,
-          replicationFactor: 3,
-          configEntries: [{ name: 'min.insync.replicas', value: '2' }],
-        },
-      ],
-    });
+    // Every broker's metadata agrees on the topic's leaders (the publishers, reconcile and the
+    // audits each ask whichever broker they reach first), then every replica is in sync.
+    await createTopicsEverywhere(admin, [
+      {
+        topic,
+        numPartitions: 6,
+        replicationFactor: 3,
+        configEntries: [{ name: 'min.insync.replicas', value: '2' }],
+      },
+    ]);
     for (const deadline = Date.now() + 60_000; ; await sleep(250)) {
       const placements = await cluster.placements(topic).catch(() => []);
       if (placements.length === 6 && placements.every((p) => p.leader >= 0 && p.isr.length === 3))

@@ -18,6 +18,7 @@ import { httpEvent } from '../helpers/http-event.js';
 import { type LocalSecrets, startLocalSecrets } from '../helpers/local-secrets.js';
 import { loadHandlers } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
+import { createTopicsEverywhere } from '../helpers/topics.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Kafka behind SCRAM-SHA-512, as on MSK: a broker of its own that authenticates on a SASL
@@ -78,7 +79,7 @@ describe('Kafka with SCRAM credentials from Secrets Manager or SSM', { timeout: 
     admin = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     topic = uniqueName('scram');
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await createTopicsEverywhere(admin, [{ topic, numPartitions: 1 }]);
     secrets = await startLocalSecrets();
     secrets.secrets.set(secretId, JSON.stringify({ username: 'tally', password }));
     secrets.parameters.set(parameterName, JSON.stringify({ username: 'tally', password }));
