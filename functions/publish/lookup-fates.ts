@@ -11,7 +11,7 @@ export function unrecorded(stream: string, seq: number, counter: { lastSeq: numb
     return `seq: ${seq} was never allocated: stream ${stream} has allocated no seqs (nothing was published to it); check the stream name (a topic's own stream is its name)`;
   return seq > last
     ? `seq: ${seq} was never allocated (stream ${stream} has allocated 1..${last})`
-    : `seq: ${seq} of stream ${stream} was allocated and has no ledger record yet: its request is in flight, or never sent it (the audit records it VOID)`;
+    : `seq: ${seq} of stream ${stream} was allocated and has no ledger record yet: its request is in flight, its ledger write after the send failed (the next audit places it from the log), or it was never sent (the audit records it VOID); ask again after the next audit`;
 }
 
 /**
