@@ -42,6 +42,8 @@ export const PROTECTED_TABLES = [
   'ReceiptsTable',
   'AuditsTable',
   'OnceTable',
+  // Live leases: recreated empty, two containers could lease one id at once.
+  'TxnIdsTable',
 ];
 /** What a consumer group needs of an IAM cluster (MSK's IAM access control). */
 export const CONSUMER_ACTIONS = [

@@ -28,6 +28,8 @@ const PROTECTED_TABLES = [
   'ReceiptsTable',
   'AuditsTable',
   'OnceTable',
+  // Live leases: recreated empty, two containers could lease one id at once.
+  'TxnIdsTable',
 ];
 
 /** HTTP functions by the rate class their routes share (deploy-config.cjs `limits`). */
