@@ -10,7 +10,7 @@ export interface Section {
   readonly figures: readonly string[];
 }
 
-const SINGLE = '{handler,handlerIdempotencyKey,httpApi,rawKafkajs,rawSteps}';
+const SINGLE = '{handler,handlerIdempotencyKey,httpApi,rawKafkajs,floorKeyless,floorKeyed}';
 const BATCH = 'batch.{value100B,value1024B}';
 const SPREAD = '{median,min,max}';
 
@@ -21,11 +21,13 @@ export const SECTIONS = {
     figures: [
       `single.${SINGLE}.{p50PerRound,p99PerRound}.${SPREAD}`,
       `single.${SINGLE}.dynamodb.callsPerRequest`,
-      `${BATCH}.{handler,httpApi,rawKafkajs,kcat}.{recordsPerSecond,megabytesPerSecond}.${SPREAD}`,
-      `${BATCH}.{handler,rawKafkajs}.batchMs.median`,
-      `${BATCH}.{handler,rawKafkajs}.cpuMsPerRequest.benchProcess`,
+      `${BATCH}.{handler,httpApi,rawKafkajs,rawWithHeaders,kcat}.{recordsPerSecond,megabytesPerSecond}.${SPREAD}`,
+      `${BATCH}.{handler,rawKafkajs,rawWithHeaders}.batchMs.median`,
+      `${BATCH}.{handler,rawKafkajs,rawWithHeaders}.cpuMsPerRequest.benchProcess`,
       `${BATCH}.handler.dynamodb.{callsPerRequest,httpMsPerRequest}`,
-      `${BATCH}.handlerOverRawThroughputPerPair.${SPREAD}`,
+      `${BATCH}.{handlerOverRawThroughputPerPair,handlerOverRawWithHeadersThroughputPerPair}.${SPREAD}`,
+      `ratios.{handlerP50OverFloorKeylessP50,handlerIdempotencyKeyP50OverFloorKeyedP50}.${SPREAD}`,
+      `ratios.{batch100BHandlerOverRawWithHeadersThroughput,batch1024BHandlerOverRawWithHeadersThroughput}.${SPREAD}`,
       `limits.{keyed,keyless}.{handlerMs,rawKafkajsMs}.${SPREAD}`,
       `ratios.*.${SPREAD}`,
     ],

@@ -126,14 +126,37 @@ function recordBounds(names: AnswerNames) {
       ...UNACKED.map((outcome) => bytes(published(NO_DATA, outcome))),
       ...REJECTED.map((error) => bytes({ kind: 'rejected', error })),
     ) + REPORT_MESSAGE_BYTES;
+  const measured = (part: 'key' | 'value', data: RecordData) =>
+    bytes(published({ ...NO_DATA, [part]: data }, ACKED)) - acked;
+  // A key or value without a schema (nearly every one) adds what its type and the digits of its
+  // size add: looked up by type, then by digits, with no text made per record.
+  const plain = { key: new Map<string, number[]>(), value: new Map<string, number[]>() };
   const summaries = new Map<string, number>();
   const summary = (part: 'key' | 'value', data: RecordData | undefined) => {
     if (data === undefined) return 0;
-    const size = data.bytes === null ? '-1' : String(data.bytes.length);
-    const kind = `${part} ${data.type} ${data.subject} ${data.schemaId} ${data.schemaVersion} ${size.length}`;
+    const size = data.bytes === null ? -1 : data.bytes.length;
+    if (
+      data.schemaId === undefined &&
+      data.subject === undefined &&
+      data.schemaVersion === undefined
+    ) {
+      let byDigits = plain[part].get(data.type);
+      if (byDigits === undefined) {
+        byDigits = [];
+        plain[part].set(data.type, byDigits);
+      }
+      const digits = digitsOf(size);
+      let more = byDigits[digits];
+      if (more === undefined) {
+        more = measured(part, data);
+        byDigits[digits] = more;
+      }
+      return more;
+    }
+    const kind = `${part} ${data.type} ${data.subject} ${data.schemaId} ${data.schemaVersion} ${digitsOf(size)}`;
     let more = summaries.get(kind);
     if (more === undefined) {
-      more = bytes(published({ ...NO_DATA, [part]: data }, ACKED)) - acked;
+      more = measured(part, data);
       summaries.set(kind, more);
     }
     return more;
@@ -145,7 +168,7 @@ function recordBounds(names: AnswerNames) {
       ? 0
       : Math.max(0, restProxyTimestamp(ms).length - widestTime);
   return (record: RecordInput | TallyError, id: string): number => {
-    const idBytes = resultBytesOfString(id);
+    const idBytes = idResultBytes(id);
     if (record instanceof TallyError) {
       return bytes({ kind: 'rejected', error: record }) + idBytes + separator;
     }
@@ -156,6 +179,26 @@ function recordBounds(names: AnswerNames) {
       timestamp(record.timestamp);
     return Math.max(ackedRecord, unacked) + idBytes + separator;
   };
+}
+
+/** Characters of a size as a report writes it (-1 for a null). */
+function digitsOf(size: number): number {
+  if (size < 0) return String(size).length;
+  let digits = 1;
+  for (let n = size; n >= 10; n = Math.floor(n / 10)) digits++;
+  return digits;
+}
+
+/**
+ * `resultBytesOfString(id)` without making its text: a batch id is printable ASCII (batch-input
+ * allows [0-9a-zA-Z_-]), which neither JSON string escapes, so its bytes are its length.
+ */
+function idResultBytes(id: string): number {
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return resultBytesOfString(id);
+  }
+  return id.length;
 }
 
 export interface AnswerBound {
@@ -175,10 +218,10 @@ export function answerBound(
   const ids = names.ids ?? [];
   let bytes = envelopeBytes(names);
   let fitting = 0;
-  records.forEach((record, i) => {
-    bytes += bound(record, ids[i] ?? '');
+  for (let i = 0; i < records.length; i++) {
+    bytes += bound(records[i] as RecordInput | TallyError, ids[i] ?? '');
     if (bytes <= limit) fitting = i + 1;
-  });
+  }
   return { bytes, fitting };
 }
 

@@ -160,6 +160,8 @@ describe('batchResponseBody', () => {
         schemaVersion: 2,
       },
     },
+    // A version without an id (Tally's encoders make none): type and size, as the objects say.
+    { ...input, value: { type: 'JSON', bytes: Buffer.from('{}'), schemaVersion: 7 } },
   ];
 
   it("reports a schema record's subject, id and version in REST Proxy's order", () => {
@@ -191,7 +193,8 @@ describe('batchResponseBody', () => {
       }
       results.push({ kind: 'rejected', error: new InvalidInputError(`value: bad ${i}`) });
     }
-    const ids = results.map((_, i) => `e-${i}_X`);
+    // Plain ids (what batch-input allows) and ids the writer must escape, written alike.
+    const ids = results.map((_, i) => (i % 3 === 0 ? `q"\\\u0001é~ ${i}` : `e-${i}_X`));
     for (const [clusterId, topic, stream] of [
       [CLUSTER, 'orders', 'orders-stream'],
       ['a"b\\c', 'tópic.\u2028', 'stream:\t"x"'],
@@ -342,5 +345,27 @@ describe('a report message', () => {
     expect(
       record.kind === 'published' && record.outcome.status === 'UNKNOWN' && record.outcome.message,
     ).toBe(long);
+  });
+});
+
+describe('resultBytesOfString', () => {
+  it('is the bytes the text takes as a JSON string inside a JSON string, plain or not', () => {
+    const texts = [
+      '',
+      'e-1_X',
+      'a b~!',
+      'q"x',
+      'back\\slash',
+      '\u0001',
+      '\u007f',
+      'é',
+      '✓\u2028',
+      '\ud800',
+    ];
+    for (const text of texts) {
+      expect(resultBytesOfString(text), text).toBe(
+        Buffer.byteLength(JSON.stringify(JSON.stringify(text))) - 6,
+      );
+    }
   });
 });
