@@ -174,6 +174,15 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     },
     log: {
       async scan(_topic, request, onRecord) {
+        // As the Kafka scanner: no record before the caller's `after` settles, none if it fails.
+        if (
+          request.after &&
+          !(await request.after.then(
+            () => true,
+            () => false,
+          ))
+        )
+          return { scanned: 0, next: new Map(), logStart: new Map(), complete: false };
         let scanned = 0;
         const next = new Map<number, number>();
         const starts = new Map<number, number>();
