@@ -5,6 +5,12 @@
 //
 //   node --import tsx bench/audit.ts                    1 M and 10 M (about 10 min with the stack)
 //   node --import tsx bench/audit.ts --sizes 100000     chosen sizes only (no results file)
+//   BENCH_AUDIT_BEFORE=<checkout> ... --sizes 1000000    also that checkout's audit in every pair
+//
+// The raw consumer is the floor: the audit scanner's consumer settings, each record decoded as
+// far as the audit needs it, nothing accounted (bench/audit-child.ts). Each pair runs its
+// children in a rotated order (the raw one first, then second, ...), so neither side always has
+// the machine's warmer or quieter moment; every pair's ratio is reported.
 //
 // Per size: a topic of 4 partitions; records of 100 B values in blocks of 1,000 consecutive seqs,
 // each block on one partition (as a publish request would send them), with `tally.*` headers; a
@@ -14,6 +20,7 @@
 // 1,000 seqs, in items of 10,000 seqs (pending 1,000). Both children run with
 // --max-old-space-size=448, the heap a 512 MB Lambda leaves.
 import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
@@ -58,6 +65,7 @@ const repeatsFor = (size: number) =>
 interface ChildResult {
   readonly records: number;
   readonly wallMs: number;
+  readonly firstBatchMs?: number;
   readonly peakRssMB: number;
   readonly complete?: boolean;
   readonly timingsMs?: Record<string, number>;
@@ -67,6 +75,9 @@ interface ChildResult {
 // BENCH_CPU_PROFILE_DIR=<dir>: each child writes a .cpuprofile there (and the bundle is kept,
 // for bench/cpuprofile-summary.ts to attribute samples to modules).
 const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
+// BENCH_AUDIT_BEFORE=<dir>: a checkout of an earlier commit (with node_modules) whose audit runs
+// in every pair too, so a change's before and after are measured in the same run.
+const beforeDir = process.env.BENCH_AUDIT_BEFORE;
 
 function child(bundleFile: string, env: Record<string, string>): ChildResult {
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
@@ -95,11 +106,13 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const { stack, reusing, stop } = await benchStack(`bench-audit-${runId}-`);
 let exitCode = 0;
 let bundleFile: string | undefined;
+let beforeFile: string | undefined;
 const { kafka, admin, dynamodb, documents } = benchClients(stack, 'tally-bench-audit');
 
 try {
   await admin.connect();
   bundleFile = await bundle(join(ROOT, 'bench/audit-child.ts'), 'audit');
+  if (beforeDir) beforeFile = await bundle(join(beforeDir, 'bench/audit-child.ts'), 'audit-before');
   const writeRecords = await tallyRecordsWriter(dirname(bundleFile));
   const value = Buffer.alloc(100, 'x');
   const results = [];
@@ -190,29 +203,48 @@ try {
       BENCH_TOPIC: topic,
       BENCH_GROUP: group,
     };
-    // Raw scan and audit alternate; each audit starts from no checkpoint (deleted before it).
+    // Raw scan and audit (and the earlier audit) take turns, in an order rotated pair by pair;
+    // each audit starts from no checkpoint (deleted before it).
     const raws: ChildResult[] = [];
     const audits: ChildResult[] = [];
+    const befores: ChildResult[] = [];
+    const runs = [
+      { name: 'raw kafkajs', into: raws, file: bundleFile, mode: 'raw' },
+      { name: 'audit', into: audits, file: bundleFile, mode: 'audit' },
+      ...(beforeFile
+        ? [{ name: 'audit before', into: befores, file: beforeFile, mode: 'audit' }]
+        : []),
+    ];
     for (let r = 0; r < repeatsFor(size); r++) {
-      await documents.send(
-        new DeleteCommand({
-          TableName: tables.AuditsTable,
-          Key: { auditId: `checkpoint#${topic}` },
-        }),
-      );
-      const raw = child(bundleFile, { ...env, BENCH_MODE: 'raw' });
-      note(`n=${size} #${r + 1} raw kafkajs: ${Math.round(raw.wallMs)} ms, ${raw.peakRssMB} MB`);
-      const audit = child(bundleFile, { ...env, BENCH_MODE: 'audit' });
+      for (let k = 0; k < runs.length; k++) {
+        const { name, into, file, mode } = runs[(r + k) % runs.length] as (typeof runs)[number];
+        if (mode === 'audit') {
+          await documents.send(
+            new DeleteCommand({
+              TableName: tables.AuditsTable,
+              Key: { auditId: `checkpoint#${topic}` },
+            }),
+          );
+        }
+        const result = child(file, { ...env, BENCH_MODE: mode });
+        note(
+          `n=${size} #${r + 1} ${name}: ${result.records} records in ${Math.round(result.wallMs)} ms, ${result.peakRssMB} MB, ${JSON.stringify(result.timingsMs ?? { firstBatch: Math.round(result.firstBatchMs ?? 0) })}`,
+        );
+        into.push(result);
+      }
+      const ratio = (a: ChildResult) => (a.wallMs / (raws[r] as ChildResult).wallMs).toFixed(2);
       note(
-        `n=${size} #${r + 1} audit: ${audit.records} records in ${Math.round(audit.wallMs)} ms, ${audit.peakRssMB} MB, ${JSON.stringify(audit.timingsMs)}`,
+        `n=${size} #${r + 1} audit ÷ raw time: ${ratio(audits[r] as ChildResult)}${beforeFile ? ` (before: ${ratio(befores[r] as ChildResult)})` : ''}; load ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
       );
-      raws.push(raw);
-      audits.push(audit);
     }
     const incremental = child(bundleFile, { ...env, BENCH_MODE: 'audit' });
     note(
       `n=${size} incremental audit: ${incremental.records} records in ${Math.round(incremental.wallMs)} ms, ${JSON.stringify(incremental.timingsMs)}`,
     );
+    const overRaw = (list: readonly ChildResult[]) =>
+      list.map((a, i) => a.wallMs / (raws[i] as ChildResult).wallMs);
     const first = audits[0] as ChildResult;
     const expected = {
       produced: size + LOST,
@@ -242,9 +274,17 @@ try {
         phasesMs: first.timingsMs,
         findings: first.findings,
       },
-      auditOverRawTimePerPair: spread(
-        audits.map((a, i) => a.wallMs / (raws[i] as ChildResult).wallMs),
-      ),
+      auditOverRawTimePerPair: spread(overRaw(audits)),
+      pairs: overRaw(audits).map((ratio) => Math.round(ratio * 1000) / 1000),
+      ...(befores.length > 0 && {
+        before: {
+          recordsPerSecond: spread(befores.map(perSecond)),
+          auditOverRawTimePerPair: spread(overRaw(befores)),
+          pairs: overRaw(befores).map((ratio) => Math.round(ratio * 1000) / 1000),
+          phasesMs: befores[0]?.timingsMs,
+        },
+      }),
+      rawFirstBatchMs: spread(raws.map((r) => r.firstBatchMs ?? 0)),
       scanOverRawTimePerPair: spread(
         audits.map((a, i) => (a.timingsMs?.scan ?? 0) / (raws[i] as ChildResult).wallMs),
       ),
@@ -268,7 +308,7 @@ try {
     '|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
       (r) =>
-        `| ${r.records.toLocaleString('en')} | ${r.runs} | ${shown(r.raw.recordsPerSecond)} | ${shown(r.raw.peakRssMB)} | ${shown(r.audit.recordsPerSecond)} | ${shown(r.audit.peakRssMB)} | ${shown(r.auditOverRawTimePerPair, 2)} | ${r.incremental.wallMs} ms |`,
+        `| ${r.records.toLocaleString('en')} | ${r.runs} | ${shown(r.raw.recordsPerSecond)} | ${shown(r.raw.peakRssMB)} | ${shown(r.audit.recordsPerSecond)} | ${shown(r.audit.peakRssMB)} | ${shown(r.auditOverRawTimePerPair, 2)}${r.before ? `; before: ${shown(r.before.auditOverRawTimePerPair, 2)}` : ''} | ${r.incremental.wallMs} ms |`,
     ),
   ].join('\n');
   writeResults('audit', summary, table, fullRun);
@@ -280,6 +320,7 @@ try {
   dynamodb.destroy();
   if (bundleFile && profileDir) note(`bundle kept for the profiles: ${bundleFile}`);
   else if (bundleFile) removeBundle(bundleFile);
+  if (beforeFile) removeBundle(beforeFile);
   if (!(await stop())) exitCode = 1;
 }
 process.exit(exitCode);

@@ -13,6 +13,7 @@ import type { SeqRange } from '../../functions/core/audit/seq-ranges.js';
 import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
 import type { LedgerBlock } from '../../functions/core/publish/ports.js';
 import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
+import { scanRefusedAfter } from './scan-after.js';
 
 // A topic's life under scheduled audits, on fake ports and a simulated clock: steady traffic on
 // several streams, an audit every interval, and planted findings. Used by the long-horizon unit
@@ -174,6 +175,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     },
     log: {
       async scan(_topic, request, onRecord) {
+        const refused = await scanRefusedAfter(request);
+        if (refused) return refused;
         let scanned = 0;
         const next = new Map<number, number>();
         const starts = new Map<number, number>();

@@ -11,6 +11,7 @@ import type { SeqRange } from '../../functions/core/audit/seq-ranges.js';
 import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
 import type { LedgerBlock } from '../../functions/core/publish/ports.js';
 import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
+import { scanRefusedAfter } from './scan-after.js';
 
 // A simulated world for audit unit tests that run the same operations on two worlds and compare
 // their reports: a ledger, a topic of one or more partitions, receipts of one group, stream
@@ -252,6 +253,8 @@ export class AuditWorld {
 
   #scan(): AuditPorts['log']['scan'] {
     return async (_topic, request, onRecord) => {
+      const refused = await scanRefusedAfter(request);
+      if (refused) return refused;
       const next = new Map<number, number>();
       const logStart = new Map<number, number>();
       let scanned = 0;

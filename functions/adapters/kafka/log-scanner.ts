@@ -6,33 +6,56 @@ import { kafkaFailure } from './client.js';
 import { isStaleTopicError, lazyAdmin } from './lazy-admin.js';
 
 /**
- * The `tally.*` headers as text (the first value of a repeated header); others are skipped.
- * Consecutive records of a log mostly repeat `tally.stream` and `tally.session`: a value whose
- * bytes equal the previous record's reuses its text (a byte compare, not a decode and a string).
+ * The `tally.stream`, `tally.seq` and `tally.session` headers as text (the first value of a
+ * repeated header); others are not read. Consecutive records of a log mostly repeat
+ * `tally.stream` and `tally.session`: a value whose bytes equal the previous record's reuses its
+ * text (a byte compare, not a decode and a string). Each record's answer has the same three
+ * properties (undefined when absent), in the same order, so the code reading them stays on one
+ * object shape.
  */
 export function createHeaderReader() {
-  const lastBytes = new Map<string, Buffer>();
-  const lastText = new Map<string, string>();
-  const text = (name: string, value: unknown): string | undefined => {
-    if (value === undefined || value === null) return undefined;
-    if (!Buffer.isBuffer(value)) return String(value);
-    if (name === 'tally.seq') return value.toString(); // new with every record
-    const previous = lastBytes.get(name);
-    if (previous?.equals(value)) return lastText.get(name);
-    const decoded = value.toString();
-    lastBytes.set(name, value);
-    lastText.set(name, decoded);
-    return decoded;
+  const stream = repeatedText();
+  const session = repeatedText();
+  return (headers: Record<string, unknown> | undefined): Record<string, string | undefined> => {
+    if (headers === undefined) return {};
+    return {
+      'tally.stream': stream(headers['tally.stream']),
+      'tally.seq': text(headers['tally.seq']),
+      'tally.session': session(headers['tally.session']),
+    };
   };
-  return (headers: Record<string, unknown> | undefined) => {
-    const out: Record<string, string | undefined> = {};
-    if (headers === undefined) return out;
-    for (const name in headers) {
-      if (!name.startsWith('tally.')) continue;
-      const value = headers[name];
-      out[name] = text(name, Array.isArray(value) ? value[0] : value);
-    }
-    return out;
+}
+
+/** A header value as kafkajs hands it over (a Buffer, a repeated header's array, null) as text. */
+function text(value: unknown): string | undefined {
+  const first = Array.isArray(value) ? value[0] : value;
+  if (first === undefined || first === null) return undefined;
+  return Buffer.isBuffer(first) ? first.toString() : String(first);
+}
+
+/**
+ * Whether two buffers hold the same bytes. Header values are short: a loop here costs less than
+ * the call into native code `Buffer.equals` makes (which longer ones still take).
+ */
+export function sameBytes(a: Buffer, b: Buffer): boolean {
+  const length = a.length;
+  if (length !== b.length) return false;
+  if (length > 64) return a.equals(b);
+  for (let i = length - 1; i >= 0; i--) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** `text` for a header whose value mostly repeats the previous record's. */
+function repeatedText() {
+  let lastBytes: Buffer | undefined;
+  let lastText: string | undefined;
+  return (value: unknown): string | undefined => {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (!Buffer.isBuffer(first)) return text(first);
+    if (lastBytes !== undefined && sameBytes(lastBytes, first)) return lastText;
+    lastBytes = first;
+    lastText = first.toString();
+    return lastText;
   };
 }
 
@@ -106,6 +129,12 @@ export function createLogScanner(kafka: Kafka) {
       });
       let scanned = 0;
       let complete = false;
+      let stopped = false;
+      // Settles true once records may be handed over; false when the caller's promise failed.
+      let gate = request.after?.then(
+        () => true,
+        () => false,
+      );
       /**
        * Starts each partition where this read begins. kafkajs forgets seeks when its consumer
        * restarts after a crash, so this runs again on every group join; a seek it refuses (its
@@ -128,6 +157,7 @@ export function createLogScanner(kafka: Kafka) {
         const remaining = new Set(ends.keys());
         await new Promise<void>((resolve, reject) => {
           const stop = (finished: boolean) => {
+            stopped = true;
             complete = finished;
             clearTimeout(timer);
             resolve();
@@ -145,6 +175,12 @@ export function createLogScanner(kafka: Kafka) {
             .run({
               autoCommit: false,
               eachBatch: async ({ batch }) => {
+                if (gate !== undefined) {
+                  if (!(await gate)) return stop(false);
+                  gate = undefined;
+                }
+                // The deadline may have stopped this read while it waited.
+                if (stopped) return;
                 const end = ends.get(batch.partition);
                 if (end === undefined || !remaining.has(batch.partition)) return;
                 if (Date.now() >= request.deadlineAt) return stop(false);

@@ -2,7 +2,7 @@ import type { LedgerBlock } from '../publish/ports.js';
 import { foldOld, saveBounded } from './fold-old.js';
 import { link, topicBuckets } from './links.js';
 import { absorbSlices } from './merge-slices.js';
-import { identity, placeMissing, settle } from './placing.js';
+import { placeMissing, seqOf, settle } from './placing.js';
 import type {
   AuditPorts,
   AuditReport,
@@ -15,7 +15,7 @@ import { readReceipts } from './read-receipts.js';
 import { DEFAULT_RETENTION_MS, REPORT_ROWS } from './retention.js';
 import { SeqFates } from './seq-fates.js';
 import { StreamAudit } from './stream-audit.js';
-import { type CheckpointJson, RecentRecords, TopicLog } from './topic-log.js';
+import { type CheckpointJson, RecentRecords, type StreamLog, TopicLog } from './topic-log.js';
 
 // An audit of one topic. It resumes reading the log where its checkpoint says the last run
 // stopped, stops itself at its deadline (saving where it got to), then compares per stream what
@@ -86,22 +86,34 @@ export function createAuditor(ports: AuditPorts) {
         );
       };
 
-      // The ledger of streams already known first, so the scan can place their UNKNOWN records.
+      // The ledger of streams already known is read while the scan connects, joins its group and
+      // waits for its first fetch: the scan hands records over only once it is read, so it can
+      // place their UNKNOWN records. (The two phases' timings overlap.)
       const known = new Set([...state.streams.keys(), ...(request.streams ?? []), topic]);
       const timings = new Timings();
       const recent = new RecentRecords();
-      for (const stream of known) await timings.time('ledger', () => readLedger(stream));
+      const knownLedger = timings.time('ledger', async () => {
+        for (const stream of known) await readLedger(stream);
+      });
+      // Awaited below; a failure also stops the scan before it counts a record.
+      knownLedger.catch(() => {});
 
       // A fan-out merge folds in what its children read instead of reading the log itself.
-      const scan = await timings.time('scan', () =>
-        request.fanOut
-          ? absorbSlices(slicesOf(ports), topic, state, saved?.version ?? 0, request.fanOut.slices)
-          : ports.log.scan(
+      const { fanOut } = request;
+      const scan = fanOut
+        ? await knownLedger.then(() =>
+            timings.time('scan', () =>
+              absorbSlices(slicesOf(ports), topic, state, saved?.version ?? 0, fanOut.slices),
+            ),
+          )
+        : await timings.time('scan', () =>
+            ports.log.scan(
               topic,
-              { from: state.next, deadlineAt: request.scanDeadlineAt },
+              { from: state.next, deadlineAt: request.scanDeadlineAt, after: knownLedger },
               recordReader(state, audits, recent, bucketMs),
             ),
-      );
+          );
+      await knownLedger;
       for (const [partition, low] of scan.logStart) {
         const from = state.next.get(partition);
         if (from !== undefined && low > from) state.unread += low - from;
@@ -203,6 +215,7 @@ export function createAuditor(ports: AuditPorts) {
 /**
  * What a scan does with each record: counts it in the topic's state (`audits` says which seqs
  * are UNKNOWN outcomes worth placing) and names the earlier copies of a repeat still in `recent`.
+ * Consecutive records mostly share a stream: its state is looked up again only when it changes.
  */
 export function recordReader(
   state: TopicLog,
@@ -210,29 +223,37 @@ export function recordReader(
   recent: RecentRecords,
   bucketMs: number,
 ): (record: ScannedRecord) => void {
+  let lastStream: string | undefined;
+  let log = undefined as unknown as StreamLog;
+  let audit: StreamAudit | undefined;
   return (record) => {
     state.countInBucket(record.timestamp, bucketMs);
-    const id = identity(record.headers);
-    if (id === undefined) {
+    const { headers } = record;
+    const stream = headers['tally.stream'];
+    const seq = seqOf(headers);
+    if (stream === undefined || seq === undefined) {
       state.untracked++;
       return;
     }
-    const audit = audits.get(id.stream);
-    const log = state.stream(id.stream);
+    if (stream !== lastStream) {
+      lastStream = stream;
+      log = state.stream(stream);
+      audit = audits.get(stream);
+    }
     // Built field by field: spreading the record costs more than the rest of this callback.
     const entry = {
-      seq: id.seq,
+      seq,
       partition: record.partition,
       offset: record.offset,
       timestamp: record.timestamp,
-      session: record.headers['tally.session'] ?? '',
+      session: headers['tally.session'] ?? '',
     };
-    const before = log.add(entry, bucketMs, audit?.isUnknown(id.seq) ?? false);
+    const before = log.add(entry, bucketMs, audit !== undefined && audit.isUnknown(seq));
     // Earlier copies are looked for only for a repeat that is described (at most
     // MAX_PLACED are): each look reads the whole window.
-    if (before > 0 && log.placements.has(id.seq))
-      for (const copy of recent.find(id.stream, id.seq)) log.place(id.seq, copy);
-    recent.push(id.stream, id.seq, entry);
+    if (before > 0 && log.placements.has(seq))
+      for (const copy of recent.find(stream, seq)) log.place(seq, copy);
+    recent.push(stream, seq, entry);
   };
 }
 

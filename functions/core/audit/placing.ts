@@ -47,10 +47,14 @@ export function identity(
   headers: ScannedRecord['headers'],
 ): { stream: string; seq: number } | undefined {
   const stream = headers['tally.stream'];
+  const seq = seqOf(headers);
+  return stream !== undefined && seq !== undefined ? { stream, seq } : undefined;
+}
+
+/** The seq a record's `tally.seq` header carries (a safe integer ≥ 1), if any. */
+export function seqOf(headers: ScannedRecord['headers']): number | undefined {
   const seq = Number(headers['tally.seq']);
-  return stream !== undefined && Number.isSafeInteger(seq) && seq >= 1
-    ? { stream, seq }
-    : undefined;
+  return Number.isSafeInteger(seq) && seq >= 1 ? seq : undefined;
 }
 
 export function unplacedUnknowns(blocks: readonly LedgerBlock[], log: StreamLog): SeqRanges {

@@ -13,7 +13,10 @@ export interface ScannedRecord {
   readonly offset: number;
   /** The record's timestamp, ms since the epoch. */
   readonly timestamp: number;
-  /** The `tally.*` header values as text (the first value of a repeated header). */
+  /**
+   * The `tally.stream`, `tally.seq` and `tally.session` header values as text (the first value
+   * of a repeated header); the audit reads no other header.
+   */
   readonly headers: Readonly<Record<string, string | undefined>>;
 }
 
@@ -34,6 +37,12 @@ export interface ScanRequest {
   readonly until?: ReadonlyMap<number, number>;
   /** The scan stops between batches at this time (ms since the epoch) and reports where. */
   readonly deadlineAt: number;
+  /**
+   * Records are handed over only once this settles: the scan connects, joins and fetches in the
+   * meantime (the audit reads the ledger then). If it rejects, the scan stops before handing
+   * over a record (complete: false) and leaves the error to whoever holds the promise.
+   */
+  readonly after?: Promise<unknown>;
 }
 
 export interface ScanResult {

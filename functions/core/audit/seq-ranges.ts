@@ -54,6 +54,8 @@ export class SeqRanges {
   /** Flat pairs: [from0, to0, from1, to1, ...], sorted, disjoint and non-adjacent. */
   private r: number[];
   private total: number;
+  /** Flat index of the range the last insert made or grew: where the next add looks first. */
+  private hint = 0;
 
   constructor() {
     this.r = [];
@@ -155,6 +157,20 @@ export class SeqRanges {
       return this;
     }
     if (seq >= (r[n - 2] as number)) return this;
+    // Records read partition by partition extend a range inside the set seq after seq: the one
+    // the last insert touched is tried before a search (any pair index gives a right answer).
+    const h = this.hint;
+    if (h < n) {
+      const hTo = r[h + 1] as number;
+      if (seq === hTo + 1) {
+        const nextFrom = r[h + 2];
+        if (nextFrom === undefined || nextFrom > seq + 1) {
+          r[h + 1] = seq;
+          this.total++;
+          return this;
+        }
+      } else if (seq <= hTo && seq >= (r[h] as number)) return this;
+    }
     return this.insert(seq, seq);
   }
 
@@ -229,6 +245,7 @@ export class SeqRanges {
     }
     r.splice(2 * lo, 2 * (hi - lo), newFrom, newTo);
     this.total += newTo - newFrom + 1 - merged;
+    this.hint = 2 * lo;
     return this;
   }
 
@@ -419,6 +436,23 @@ export class SeqCounter {
     counter.multi = multi as number[];
     counter.observations = observations;
     return counter;
+  }
+
+  /** Adds one observation of `seq`; says how many times it was observed before. */
+  addOne(seq: number): number {
+    checkSeq(seq, 'seq');
+    const max = this.once.max;
+    if (max === undefined || seq > max) {
+      this.once.add(seq);
+      this.observations++;
+      return 0;
+    }
+    const before = this.timesOf(seq);
+    if (before === 0) {
+      this.once.add(seq);
+      this.observations++;
+    } else this.addRange(seq, seq);
+    return before;
   }
 
   add(seq: number): this {

@@ -103,13 +103,12 @@ export class StreamLog {
       const { partition, offset, session } = record;
       this.landed.set(seq, { partition, offset, session });
     }
-    const before = this.log.timesOf(seq);
-    this.log.add(seq);
+    const before = this.log.addOne(seq);
     if (before === 0) {
       const start = bucketOf(record.timestamp, bucketMs);
-      const bucket = this.buckets.get(start) ?? new SeqRanges();
-      bucket.add(seq);
-      this.buckets.set(start, bucket);
+      const bucket = this.buckets.get(start);
+      if (bucket === undefined) this.buckets.set(start, new SeqRanges().add(seq));
+      else bucket.add(seq);
     }
     if (before > 0 || unknown) this.place(seq, record);
     return before;

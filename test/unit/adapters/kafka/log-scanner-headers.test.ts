@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createHeaderReader } from '../../../../functions/adapters/kafka/log-scanner.js';
+import { createHeaderReader, sameBytes } from '../../../../functions/adapters/kafka/log-scanner.js';
 
 // The audit's scan reads `tally.*` headers of every record; a value that repeats the previous
 // record's reuses its text. These records alternate streams and sessions, repeat them, and
@@ -32,5 +32,24 @@ describe('tally.* headers as the scan reads them', () => {
     });
     expect(read({ 'tally.stream': b('second') })).toEqual({ 'tally.stream': 'second' });
     expect(read(undefined)).toEqual({});
+  });
+
+  it('reads no tally.* header beyond stream, seq and session', () => {
+    const read = createHeaderReader();
+    expect(read({ 'tally.seq': b('4'), 'tally.idempotency-key': b('k-1') })).toEqual({
+      'tally.seq': '4',
+    });
+  });
+
+  it('compares bytes, short and long, as Buffer.equals does', () => {
+    for (const [x, y] of [
+      ['orders', 'orders'],
+      ['orders', 'ordera'],
+      ['orders', 'order'],
+      ['', ''],
+      ['a'.repeat(100), 'a'.repeat(100)],
+      ['a'.repeat(100), `${'a'.repeat(99)}b`],
+    ] as const)
+      expect(sameBytes(b(x), b(y)), `${x} / ${y}`).toBe(b(x).equals(b(y)));
   });
 });

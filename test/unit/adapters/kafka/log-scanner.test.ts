@@ -137,3 +137,55 @@ describe('log scanner under a broker fault', () => {
     expect(result.next.get(0)).toBe(4);
   });
 });
+
+describe('log scanner waiting for its caller (`after`)', () => {
+  it('hands over no record before `after` settles, then every one', async () => {
+    const records: ScannedRecord[] = [];
+    let settle: () => void = () => {};
+    const after = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    let seenBefore = -1;
+    const { kafka } = fakeKafka({
+      afterRun: (c) => {
+        c.join();
+        const delivered = c.deliver({ partition: 0, offsets: [0, 1, 2, 3] });
+        // The batch is waiting on `after`: nothing counted yet.
+        setImmediate(() => {
+          seenBefore = records.length;
+          settle();
+        });
+        void delivered;
+      },
+    });
+    const result = await createLogScanner(kafka).scan(
+      'orders',
+      { deadlineAt: Date.now() + 5000, after },
+      (record) => records.push(record),
+    );
+    expect(seenBefore).toBe(0);
+    expect(records.map((r) => r.offset)).toEqual([0, 1, 2, 3]);
+    expect(result).toMatchObject({ scanned: 4, complete: true });
+  });
+
+  it('stops without a record when `after` fails, leaving the error to its holder', async () => {
+    const records: ScannedRecord[] = [];
+    const after = Promise.reject(new Error('the ledger did not answer'));
+    after.catch(() => {});
+    const { kafka, consumer } = fakeKafka({
+      afterRun: (c) => {
+        c.join();
+        void c.deliver({ partition: 0, offsets: [0, 1, 2, 3] });
+      },
+    });
+    const result = await createLogScanner(kafka).scan(
+      'orders',
+      { deadlineAt: Date.now() + 5000, after },
+      (record) => records.push(record),
+    );
+    expect(records).toEqual([]);
+    expect(result).toMatchObject({ scanned: 0, complete: false });
+    expect(result.next.get(0)).toBe(0);
+    expect(consumer.disconnected).toBe(true);
+  });
+});

@@ -530,3 +530,51 @@ describe('size: 10 M mostly increasing seqs', () => {
     expect(elapsed).toBeLessThan(4_000);
   });
 });
+
+describe('SeqRanges filled range by range inside the set (records read partition by partition)', () => {
+  it('agrees with a naive Set when seqs extend ranges between others, in random interleavings', () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const rand = prng(seed);
+      // Blocks of consecutive seqs; the scan takes a few seqs of one block at a time.
+      const blocks = Array.from({ length: 2 + rand(6) }, (_, b) => ({
+        next: b * 20 + 1,
+        end: b * 20 + 1 + rand(20),
+      }));
+      const set = new SeqRanges();
+      const naive = new Set<number>();
+      for (;;) {
+        const open = blocks.filter((b) => b.next < b.end);
+        if (open.length === 0) break;
+        const block = open[rand(open.length)] as (typeof blocks)[number];
+        for (let n = 1 + rand(4); n > 0 && block.next < block.end; n--) {
+          // Now and then a seq seen before (a copy), which must change nothing.
+          const seq =
+            rand(5) === 0 && naive.size > 0
+              ? ([...naive][rand(naive.size)] as number)
+              : block.next++;
+          set.add(seq);
+          naive.add(seq);
+        }
+        expect(set.toJSON(), `seed ${seed}`).toEqual(rangesOf(naive));
+        expect(set.count).toBe(naive.size);
+      }
+    }
+  });
+});
+
+describe('SeqCounter.addOne', () => {
+  it('says how often a seq was seen before and counts it as add does', () => {
+    const one = new SeqCounter();
+    const other = new SeqCounter();
+    const seen = new Map<number, number>();
+    const rand = prng(7);
+    for (let i = 0; i < 2000; i++) {
+      const seq = 1 + rand(300);
+      expect(one.addOne(seq)).toBe(seen.get(seq) ?? 0);
+      other.add(seq);
+      seen.set(seq, (seen.get(seq) ?? 0) + 1);
+    }
+    expect(one.toJSON()).toEqual(other.toJSON());
+    expect(() => one.addOne(-1)).toThrow(RangeError);
+  });
+});
