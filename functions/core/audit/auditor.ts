@@ -248,7 +248,7 @@ export function recordReader(
       timestamp: record.timestamp,
       session: headers['tally.session'] ?? '',
     };
-    const before = log.add(entry, bucketMs, audit !== undefined && audit.isUnknown(seq));
+    const before = log.add(entry, bucketMs, audit?.isUnknown(seq) === true);
     // Earlier copies are looked for only for a repeat that is described (at most
     // MAX_PLACED are): each look reads the whole window.
     if (before > 0 && log.placements.has(seq))
