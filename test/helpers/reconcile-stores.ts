@@ -127,6 +127,13 @@ export function memoryHistory(
       }
       return { items, legacy };
     },
+    async loadGroup(group: string) {
+      const { items, legacy } = await store.loadAll();
+      return {
+        items: items.filter((item) => item.group === group),
+        legacy: legacy.filter((entry) => entry.group === group),
+      };
+    },
     async save(item: HistoryItem, partitions: ReadonlyMap<number, PartitionHistory>) {
       store.writes++;
       const stored = table.get(item.group, item.id);

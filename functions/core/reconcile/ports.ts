@@ -105,6 +105,8 @@ export interface StoredHistory {
 export interface OffsetHistory {
   /** Every group's history; with a `range`, its groups' only (read from the `byShard` index). */
   loadAll(range?: ShardRange): Promise<StoredHistory>;
+  /** One group's history only: reads grow with that group's items, not the table's. */
+  loadGroup(group: string): Promise<StoredHistory>;
   /** Saves unless another run saved since `item.version` was read; false when it lost. */
   save(item: HistoryItem, partitions: ReadonlyMap<number, PartitionHistory>): Promise<boolean>;
   /** Deletes unless another run saved since `item.version` was read; false when it kept it. */
