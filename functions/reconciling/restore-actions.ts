@@ -21,7 +21,7 @@ export async function restorePlan(
   rt: Pick<ReconcileRuntime, 'history'>,
   group: string,
 ): Promise<RestorePlan> {
-  return planRestore(group, historyEntries(await rt.history.loadAll()));
+  return planRestore(group, historyEntries(await rt.history.loadGroup(group)));
 }
 
 /** Kafka's states of a group it does not hold (never created, or deleted). */
@@ -36,7 +36,7 @@ export async function requireKnownGroup(
   group: string,
 ): Promise<void> {
   if (!GONE.has(await rt.offsets.groupState(group))) return;
-  if ((await rt.history.loadAll()).items.some((item) => item.group === group)) return;
+  if ((await rt.history.loadGroup(group)).items.length > 0) return;
   throw new NotFoundError(
     `group_id: no consumer group ${group} in Kafka and none in Tally's offset history; check the name (GET /v3/kafka/{cluster}/consumer lists the groups Tally knows)`,
     { field: 'group_id' },
@@ -100,7 +100,7 @@ export async function acknowledgeFindings(
 ): Promise<Acknowledged[]> {
   const done: Acknowledged[] = [];
   for (let attempt = 0; attempt < ACKNOWLEDGE_ATTEMPTS; attempt++) {
-    const { writes, acknowledged } = acknowledgeGroup(await rt.history.loadAll(), group, at);
+    const { writes, acknowledged } = acknowledgeGroup(await rt.history.loadGroup(group), group, at);
     let conflicts = 0;
     for (const { item, partitions } of writes) {
       if (await rt.history.save(item, partitions)) {

@@ -1,4 +1,5 @@
 import { decodeParts, encodeParts } from '../../functions/adapters/dynamodb/history-codec.js';
+import { shardKey } from '../../functions/core/reconcile/group-shards.js';
 import type { OffsetObservation } from '../../functions/core/reconcile/offsets/offset-status.js';
 import type { PartitionHistory } from '../../functions/core/reconcile/offsets/partition-history.js';
 import type {
@@ -127,6 +128,13 @@ export function memoryHistory(
       }
       return { items, legacy };
     },
+    async loadGroup(group: string) {
+      const { items, legacy } = await store.loadAll();
+      return {
+        items: items.filter((item) => item.group === group),
+        legacy: legacy.filter((entry) => entry.group === group),
+      };
+    },
     async save(item: HistoryItem, partitions: ReadonlyMap<number, PartitionHistory>) {
       store.writes++;
       const stored = table.get(item.group, item.id);
@@ -222,17 +230,27 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
       for (const sk of old) table.delete(group, sk);
       return old.length;
     },
-    async reportedGroups() {
+    async reportedGroups(range) {
+      // As the byShard index would answer: a range's groups only.
+      const inRange = (group: string) => {
+        const { bucket, hash } = shardKey(group);
+        return (range?.buckets ?? []).some(
+          (b) => b.bucket === bucket && b.from <= hash && hash <= b.to,
+        );
+      };
       return new Map(
-        table.range(INDEX, '', '\uffff').map((sk) => {
-          const item = table.get(INDEX, sk);
-          const digest = typeof item?.digest === 'string' ? { digest: item.digest } : {};
-          return [sk.slice(6), { markedAt: Number(item?.markedAt), ...digest }] as const;
-        }),
+        table
+          .range(INDEX, '', '\uffff')
+          .filter((sk) => range === undefined || inRange(sk.slice(6)))
+          .map((sk) => {
+            const item = table.get(INDEX, sk);
+            const digest = typeof item?.digest === 'string' ? { digest: item.digest } : {};
+            return [sk.slice(6), { markedAt: Number(item?.markedAt), ...digest }] as const;
+          }),
       );
     },
-    async markReported(group, at) {
-      put(INDEX, `group#${group}`, { markedAt: at });
+    async markReported(group, at, digest) {
+      put(INDEX, `group#${group}`, { markedAt: at, ...(digest !== undefined && { digest }) });
     },
     async forgetGroup(group, markedAt, before) {
       const latest = table.get(group, 'latest');

@@ -125,4 +125,65 @@ describe('reconcile fan-out reads on DynamoDB', () => {
     const after = await childReads();
     expect(after.items).toBe(6 * (3 + 1));
   });
+
+  // The index of reported groups (report-store.ts): one entry per group, in one partition of the
+  // reports table; a child reads its own groups' entries from the table's byShard index.
+  const reportsTable = () => table('ReconcileReportsTable');
+  const indexEntries = async () =>
+    (
+      await documents.send(
+        new ScanCommand({
+          TableName: reportsTable(),
+          ConsistentRead: true,
+          FilterExpression: '#group = :index',
+          ExpressionAttributeNames: { '#group': 'group' },
+          ExpressionAttributeValues: { ':index': '~reconcile-groups' },
+        }),
+      )
+    ).Items ?? [];
+  const childIndexReads = async () => {
+    const { client, read } = countingClient(documents, [reportsTable()]);
+    now += MINUTE;
+    const report = await reconcilerOver(client).run(shardScope(0, SHARDS));
+    expect(report.groups.length).toBe(6);
+    return read.items;
+  };
+  const OTHERS = 3_000;
+
+  it("a child's reads of the index of reported groups grow with its own groups, beside thousands", async () => {
+    // Thousands of groups reported in other shards (stored as a run stores them: latest, dated
+    // report and index entry), none of them the child's.
+    const others = groupIds(OTHERS, (id) => shardOf(id, SHARDS) !== 0, 'reported');
+    await createReportStore(documents, reportsTable()).saveGroupReports(
+      now,
+      others.map((group) => ({ group, report: {}, dated: { body: {}, digest: 'd' } })),
+    );
+    expect((await indexEntries()).length).toBe(6 + 18 + 180 + OTHERS);
+    // Two reads of its own 6 entries (the run's, for dated reports; the prune's), nothing else:
+    // its groups' dated reports are within the retention, so the prune's key reads are empty.
+    expect(await childIndexReads()).toBe(2 * 6);
+  });
+
+  it('index entries marked before the byShard index are rewritten, as they were, by one unscoped run', async () => {
+    for (const { sk } of await indexEntries()) {
+      await documents.send(
+        new UpdateCommand({
+          TableName: reportsTable(),
+          Key: { group: '~reconcile-groups', sk },
+          UpdateExpression: 'REMOVE shardBucket, shardHash',
+        }),
+      );
+    }
+    const before = new Map((await indexEntries()).map((e) => [e.sk, e]));
+    now += MINUTE;
+    await reconcilerOver(documents).run(); // the migration: one sequential run
+    const after = await indexEntries();
+    expect(after.filter((e) => e.shardHash === undefined)).toEqual([]);
+    // As they were: the gone groups' marks and digests kept (forgotten only past 1.5 retention).
+    for (const entry of after.filter((e) => String(e.sk).startsWith('group#reported-'))) {
+      expect(entry).toMatchObject({ markedAt: before.get(entry.sk)?.markedAt, digest: 'd' });
+    }
+    expect(after.length).toBe(before.size);
+    expect(await childIndexReads()).toBe(2 * 6);
+  });
 });

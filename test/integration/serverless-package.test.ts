@@ -245,9 +245,22 @@ describe('serverless package (offline, no AWS credentials)', () => {
         'MappingsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
         'OffsetHistoryTable/index/byShard: dynamodb:Query',
         'OffsetHistoryTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Scan',
+        'ReconcileReportsTable/index/byShard: dynamodb:Query',
         'ReconcileReportsTable: dynamodb:BatchWriteItem dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query',
       ]);
     }
+    // Restore, plan-repair and acknowledge read one group's history by its key: no Scan.
+    expect(grants('RestoreLambdaFunction')).toEqual([
+      'OffsetHistoryTable: dynamodb:Query',
+      'ReconcileReportsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Query',
+    ]);
+    expect(grants('PlanRepairLambdaFunction')).toEqual([
+      'OffsetHistoryTable: dynamodb:Query',
+      'ReconcileReportsTable: dynamodb:DeleteItem dynamodb:PutItem dynamodb:Query',
+    ]);
+    expect(grants('AcknowledgeLambdaFunction')).toEqual([
+      'OffsetHistoryTable: dynamodb:PutItem dynamodb:Query',
+    ]);
     // The audit fan-out: the plan touches no table, a child only the audits table (checkpoint
     // and slices); the merge is an audit run.
     expect(grants('FanOutPlanLambdaFunction')).toEqual([]);

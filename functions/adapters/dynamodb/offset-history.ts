@@ -1,6 +1,11 @@
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { OffsetObservation } from '../../core/reconcile/offsets/offset-status.js';
-import type { HistoryEntry, HistoryItem, OffsetHistory } from '../../core/reconcile/ports.js';
+import type {
+  HistoryEntry,
+  HistoryItem,
+  OffsetHistory,
+  StoredHistory,
+} from '../../core/reconcile/ports.js';
 import { conditional } from './conditional.js';
 import { decodeParts, encodeParts } from './history-codec.js';
 import { readAll } from './read-all.js';
@@ -12,6 +17,30 @@ import { readShard, shardAttributes } from './shard-index.js';
  * one delete what the other just saved. Items of the old shape (one per partition, sort key
  * `topic#<partition>`, attribute `window`) are read as legacy and removed once migrated.
  */
+/** Stored items as the history's items, and legacy entries of the old per-partition shape. */
+function parse(stored: readonly Record<string, unknown>[]): StoredHistory {
+  const items: HistoryItem[] = [];
+  const legacy: HistoryEntry[] = [];
+  for (const item of stored) {
+    const group = String(item.group);
+    const version = Number(item.version);
+    if (typeof item.parts === 'string') {
+      items.push({
+        group,
+        id: String(item.partition),
+        topic: String(item.topic),
+        partitions: decodeParts(item.parts),
+        version,
+        ...(item.shardHash === undefined && { unindexed: true }),
+      });
+    } else {
+      const window = JSON.parse(String(item.window)) as OffsetObservation[];
+      legacy.push({ group, key: String(item.partition), window, version });
+    }
+  }
+  return { items, legacy };
+}
+
 export function createOffsetHistory(
   client: DynamoDBDocumentClient,
   tableName: string,
@@ -19,29 +48,23 @@ export function createOffsetHistory(
   return {
     async loadAll(range) {
       const doing = 'reading the offset history';
-      const stored = range
-        ? await readShard(client, tableName, range, doing)
-        : await readAll(client, { scan: { TableName: tableName, ConsistentRead: true } }, doing);
-      const items: HistoryItem[] = [];
-      const legacy: HistoryEntry[] = [];
-      for (const item of stored) {
-        const group = String(item.group);
-        const version = Number(item.version);
-        if (typeof item.parts === 'string') {
-          items.push({
-            group,
-            id: String(item.partition),
-            topic: String(item.topic),
-            partitions: decodeParts(item.parts),
-            version,
-            ...(item.shardHash === undefined && { unindexed: true }),
-          });
-        } else {
-          const window = JSON.parse(String(item.window)) as OffsetObservation[];
-          legacy.push({ group, key: String(item.partition), window, version });
-        }
-      }
-      return { items, legacy };
+      return parse(
+        range
+          ? await readShard(client, tableName, range, doing)
+          : await readAll(client, { scan: { TableName: tableName, ConsistentRead: true } }, doing),
+      );
+    },
+    async loadGroup(group) {
+      // The group is the table's partition key: its own items, read consistently, whatever
+      // the other groups hold (restore, plan-repair and acknowledge ask for one group).
+      const query = {
+        TableName: tableName,
+        KeyConditionExpression: '#group = :group',
+        ExpressionAttributeNames: { '#group': 'group' },
+        ExpressionAttributeValues: { ':group': group },
+        ConsistentRead: true,
+      };
+      return parse(await readAll(client, { query }, `reading the offset history of ${group}`));
     },
     save(item, partitions) {
       const put = new PutCommand({

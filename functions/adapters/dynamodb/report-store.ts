@@ -12,6 +12,7 @@ import { createChunkedItems } from './chunked-items.js';
 import { orUnavailable } from './client.js';
 import { conditional } from './conditional.js';
 import { readAll } from './read-all.js';
+import { readShard, shardAttributes } from './shard-index.js';
 
 /**
  * Items per group (partition key `group`): `latest`, dated `report#<iso>` (and, from
@@ -22,6 +23,19 @@ import { readAll } from './read-all.js';
 const INDEX = '~reconcile-groups';
 
 const iso = (at: number) => new Date(at).toISOString();
+
+/**
+ * A group's entry in the index of reported groups. Only these items carry the group's place in
+ * the table's `byShard` index (shard-index.ts), so that index holds them alone: a fan-out child
+ * reads its own groups' entries, not the whole index.
+ */
+const indexEntry = (group: string, markedAt: number, digest: string | undefined) => ({
+  group: INDEX,
+  sk: `group#${group}`,
+  markedAt,
+  ...(digest !== undefined && { digest }),
+  ...shardAttributes(group),
+});
 
 /**
  * Bodies above this are stored gzipped. A report is ~550 bytes of JSON per partition, so
@@ -138,7 +152,7 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
         items.push(await itemOf(group, 'latest', at, report));
         if (!dated) continue;
         items.push(await itemOf(group, `report#${iso(at)}`, at, dated.body));
-        items.push({ group: INDEX, sk: `group#${group}`, markedAt: at, digest: dated.digest });
+        items.push(indexEntry(group, at, dated.digest));
       }
       await saveItems(items);
     },
@@ -180,25 +194,25 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
       for (const sk of old) await remove(group, sk);
       return old.length;
     },
-    async reportedGroups() {
-      const items = await readAll(
-        client,
-        // '$' follows '#': every `group#<id>` sorts before `group$`, whatever the id.
-        { query: between(INDEX, 'group#', 'group$') },
-        'reading the index of reported groups',
-      );
+    async reportedGroups(range) {
+      const doing = 'reading the index of reported groups';
+      const items = range
+        ? await readShard(client, tableName, range, doing)
+        : // '$' follows '#': every `group#<id>` sorts before `group$`, whatever the id.
+          await readAll(client, { query: between(INDEX, 'group#', 'group$') }, doing);
       return new Map(
         items.map((item) => [
           String(item.sk).slice(6),
           {
             markedAt: Number(item.markedAt),
             ...(typeof item.digest === 'string' && { digest: item.digest }),
+            ...(item.shardHash === undefined && { unindexed: true }),
           },
         ]),
       );
     },
-    async markReported(group, at) {
-      await put({ group: INDEX, sk: `group#${group}`, markedAt: at });
+    async markReported(group, at, digest) {
+      await put(indexEntry(group, at, digest));
     },
     async forgetGroup(group, markedAt, before) {
       const forgotten = await conditional(

@@ -105,6 +105,8 @@ export interface StoredHistory {
 export interface OffsetHistory {
   /** Every group's history; with a `range`, its groups' only (read from the `byShard` index). */
   loadAll(range?: ShardRange): Promise<StoredHistory>;
+  /** One group's history only: reads grow with that group's items, not the table's. */
+  loadGroup(group: string): Promise<StoredHistory>;
   /** Saves unless another run saved since `item.version` was read; false when it lost. */
   save(item: HistoryItem, partitions: ReadonlyMap<number, PartitionHistory>): Promise<boolean>;
   /** Deletes unless another run saved since `item.version` was read; false when it kept it. */
@@ -125,6 +127,8 @@ export interface ReportedGroup {
   readonly markedAt: number;
   /** The findings digest of its newest dated report (group-report.ts), when marked with one. */
   readonly digest?: string;
+  /** Marked before the `byShard` index: rewritten by the next unscoped run so children see it. */
+  readonly unindexed?: boolean;
 }
 
 export interface ReportStore {
@@ -143,9 +147,13 @@ export interface ReportStore {
    * reading no more than that many keys; returns how many it deleted.
    */
   pruneGroupReports(group: string, before: number, limit: number): Promise<number>;
-  /** The index of groups with stored reports. */
-  reportedGroups(): Promise<ReadonlyMap<string, ReportedGroup>>;
-  markReported(group: string, at: number): Promise<void>;
+  /**
+   * The index of groups with stored reports; with a `range`, its groups' entries only (read from
+   * the `byShard` index, so a fan-out child's read grows with its own groups).
+   */
+  reportedGroups(range?: ShardRange): Promise<ReadonlyMap<string, ReportedGroup>>;
+  /** Marks the group reported at `at`, keeping `digest` when given. */
+  markReported(group: string, at: number, digest?: string): Promise<void>;
   /**
    * Deletes a gone group's latest report unless it is dated `before` or later, and its index
    * entry unless marked again since `markedAt`: a group that came back meanwhile keeps both.

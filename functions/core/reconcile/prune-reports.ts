@@ -1,5 +1,5 @@
 import { ALL_GROUPS, type GroupScope } from './group-shards.js';
-import type { ReportStore } from './ports.js';
+import type { ReportedGroup, ReportStore } from './ports.js';
 
 // What keeps reconcile's stored state bounded by configuration, not by the number of runs: each
 // run deletes what it no longer needs, item by item (no TTL: DynamoDB's may lag for days, and
@@ -41,6 +41,30 @@ const LIVE_PRUNE_LIMIT = 10;
 /** Live groups pruned at once. */
 const PARALLEL = 16;
 
+/**
+ * Entries marked before the `byShard` index (seen only by an unscoped run, which reads the whole
+ * index) are written again as they are, now with their shard, so fan-out children see them:
+ * once per entry, a few at a time. `done` holds those this run already wrote or forgot; another
+ * scope's entries are left to it.
+ */
+async function reindex(
+  reports: ReportStore,
+  index: ReadonlyMap<string, ReportedGroup>,
+  done: ReadonlySet<string>,
+  scope: GroupScope,
+): Promise<void> {
+  const stale = [...index].filter(
+    ([group, entry]) => entry.unindexed && !done.has(group) && scope.owns(group),
+  );
+  for (let i = 0; i < stale.length; i += PARALLEL) {
+    await Promise.all(
+      stale
+        .slice(i, i + PARALLEL)
+        .map(([group, { markedAt, digest }]) => reports.markReported(group, markedAt, digest)),
+    );
+  }
+}
+
 /** Keeps the report index fresh for `reported` groups and prunes dated and gone reports. */
 export async function pruneReports(
   reports: ReportStore,
@@ -50,17 +74,20 @@ export async function pruneReports(
   scope: GroupScope = ALL_GROUPS,
 ): Promise<Omit<Pruned, 'history'>> {
   const { retentionMs } = options;
-  const index = await reports.reportedGroups();
+  // A shard's entries only (the byShard index), for a child of the fan-out.
+  const index = await reports.reportedGroups(scope.range);
   const before = at - retentionMs;
   let deleted = 0;
+  const rewritten = new Set<string>();
   // A query and a delete or two per group, independent of each other's: asked a few groups at
   // a time, 2,000 groups cost a run ~2,000 / PARALLEL round trips, not 2,000.
   for (let i = 0; i < reported.length; i += PARALLEL) {
     const counts = await Promise.all(
       reported.slice(i, i + PARALLEL).map(async (group) => {
-        const marked = index.get(group)?.markedAt;
-        if (marked === undefined || at - marked >= retentionMs / 2) {
-          await reports.markReported(group, at);
+        const entry = index.get(group);
+        if (entry === undefined || at - entry.markedAt >= retentionMs / 2) {
+          await reports.markReported(group, at, entry?.digest);
+          rewritten.add(group);
         }
         return reports.pruneGroupReports(group, before, LIVE_PRUNE_LIMIT);
       }),
@@ -79,7 +106,9 @@ export async function pruneReports(
     budget -= n;
     if (budget <= 0) break; // there may be more: the index entry stays for the next run
     await reports.forgetGroup(group, marked, before);
+    rewritten.add(group);
     groups++;
   }
+  await reindex(reports, index, rewritten, scope);
   return { reports: deleted, groups };
 }

@@ -80,7 +80,7 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
     const mappings = await repairMappings(ports.mappings, snapshot, options.graceMs, scope);
     const at = snapshot.observedAt;
     const groups = snapshot.groups.map((group) => judgeGroup(group, at, history));
-    const index = await ports.reports.reportedGroups();
+    const index = await ports.reports.reportedGroups(scope.range);
     const saved = ports.reports.saveGroupReports(
       at,
       groups.map((report) => withDated(report, index.get(report.group), at)),
