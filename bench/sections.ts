@@ -82,7 +82,7 @@ export const SECTIONS = {
     file: 'bench/seq-allocation.ts',
     title: 'Seq allocation on one stream',
     figures: [
-      'results.*.{maxLease,seqsPerSecond,counterUpdatesPerSecond,seqsPerUpdate}',
+      'results.*.{maxLease,seqsPerSecond,secondHalfSeqsPerSecond,counterUpdatesPerSecond,seqsPerUpdate}',
       'results.*.{p50Ms,p99Ms,unused,duplicates}',
     ],
   },

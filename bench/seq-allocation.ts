@@ -71,6 +71,9 @@ async function run(
   const latencies: number[] = [];
   const started = performance.now();
   const until = started + seconds * 1000;
+  // Seqs handed out in the run's second half: the rate once every container's lease has grown.
+  const half = started + (seconds * 1000) / 2;
+  let secondHalf = 0;
   await Promise.all(
     Array.from({ length: CONTAINERS }, async () => {
       const allocator =
@@ -86,6 +89,7 @@ async function run(
           new Deadline(Date.now() + 10_000),
         );
         latencies.push(performance.now() - t);
+        if (t >= half) secondHalf++;
         if (seen.has(firstSeq)) duplicates++;
         seen.add(firstSeq);
       }
@@ -103,6 +107,7 @@ async function run(
     maxLease,
     counterItem: limited ? `${ITEM_WRITES_PER_SECOND} updates/s (modelled)` : 'dynalite',
     seqsPerSecond: Math.round(seen.size / took),
+    secondHalfSeqsPerSecond: Math.round(secondHalf / (took - seconds / 2)),
     counterUpdatesPerSecond: Math.round(updates / took),
     seqsPerUpdate: Math.round((seen.size / Math.max(1, updates)) * 10) / 10,
     p50Ms: percentile(0.5),
@@ -142,6 +147,7 @@ try {
       'counter item',
       'lease max',
       'seqs/s',
+      'seqs/s, 2nd half',
       'counter updates/s',
       'seqs/update',
       'p50 ms',
@@ -153,6 +159,7 @@ try {
       r.counterItem,
       String(r.maxLease),
       String(r.seqsPerSecond),
+      String(r.secondHalfSeqsPerSecond),
       String(r.counterUpdatesPerSecond),
       String(r.seqsPerUpdate),
       String(r.p50Ms),

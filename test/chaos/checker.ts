@@ -57,6 +57,9 @@ export interface Answer {
   readonly reports: readonly Report[];
 }
 
+/** Seqs allocated and never used, VOID in the ledger: at most this share of those allocated. */
+const MAX_UNUSED_SHARE = 0.05;
+
 const jsonLines = <T>(file: string): T[] => {
   let text: string;
   try {
@@ -411,6 +414,11 @@ export function judgeChaosRun(evidence: ChaosEvidence, options: CheckOptions = {
     if (seq > lastSeq || seq < 1)
       fail(`seq ${seq}: in the log, never allocated (counter ${lastSeq})`);
   if (tally.UNKNOWN > 0) fail(`${tally.UNKNOWN} seq(s) still UNKNOWN after the final audit`);
+  // Seqs allocated and never sent (lease rests, requests that gave up): a small share (issue 31).
+  if (tally.VOID > MAX_UNUSED_SHARE * lastSeq)
+    fail(
+      `${tally.VOID} of ${lastSeq} allocated seqs VOID (${((100 * tally.VOID) / lastSeq).toFixed(1)} %), more than ${100 * MAX_UNUSED_SHARE} % unused`,
+    );
 
   // The lookup route says what the ledger says.
   for (const looked of evidence.lookups ?? []) {

@@ -7,6 +7,8 @@ import {
   headerText,
   loadHandlers,
   produceEvent,
+  type ReadRecord,
+  type Response,
   readBack,
   reportLines,
 } from '../helpers/publish-client.js';
@@ -78,53 +80,105 @@ describe('sequence numbers across handler instances', () => {
     expect(sessions.size).toBe(4);
   }, 240_000);
 
-  it('with leases: 1,000 concurrent requests over 4 instances, no repeat, and every seq one fate after the audit', async () => {
-    const horizonSeconds = 12;
+  it('with leases: 1,000 requests in flight at once over 4 instances: each in the log once as answered, every seq one fate, at most 5 % unused', async () => {
+    // All 1,000 at once (250 per instance), each with 60 s to live: they queue at the one local
+    // DynamoDB emulator (ledger writes), which a loaded machine drains in tens of seconds. A
+    // lease serves only requests that end within the audit's horizon of its allocation, so the
+    // horizon is past the deadline; the audit then waits that horizon before judging holes.
+    const horizonSeconds = 75;
     const env = await usePublishEnv({
       TALLY_MAX_CONCURRENT_REQUESTS: '1000',
+      TALLY_GATEWAY_TIMEOUT_MS: '120000',
       TALLY_DYNAMODB_TIMEOUT_MS: '30000',
       TALLY_AUDIT_HORIZON_SECONDS: String(horizonSeconds),
     });
     const topic = await createTopic(admin, 3);
     const apis = await instances(4);
+    type Sent = { key: string; value: string; instance: number; response: Response };
+    const answered: Sent[] = [];
     // Each instance connected first (a cold connect on a loaded machine takes seconds).
-    for (const api of apis) {
-      const warm = await api.produce(produceEvent(topic, { value: { type: 'STRING', data: 'w' } }));
-      expect(warm.statusCode, warm.body).toBe(200);
-    }
-    const responses = [];
-    // Twenty waves of 50: each request gives itself 8 s, so a lease serves the requests of the
-    // next seconds (the horizon bounds how long leased seqs stay usable).
-    for (let wave = 0; wave < 20; wave++) {
-      responses.push(
-        ...(await Promise.all(
-          Array.from({ length: 50 }, (_, i) =>
-            (apis[i % 4] as (typeof apis)[number]).produce(
-              produceEvent(
-                topic,
-                {
-                  key: { type: 'STRING', data: `k${wave}-${i}` },
-                  value: { type: 'STRING', data: 'v' },
-                },
-                { 'Tally-Timeout-Ms': '8000' },
-              ),
-              lambdaContext(900_000),
-            ),
-          ),
-        )),
+    for (const [instance, api] of apis.entries()) {
+      const value = `w${instance}`;
+      const response = await api.produce(
+        produceEvent(topic, {
+          key: { type: 'STRING', data: value },
+          value: { type: 'STRING', data: value },
+        }),
       );
+      answered.push({ key: value, value, instance, response });
     }
-    const seqs = responses.map((response) => {
-      expect(response.statusCode, response.body).toBe(200);
-      return reportLines(response)[0]?.seq as number;
-    });
+    const started: number[] = [];
+    const ended: number[] = [];
+    const burst = await Promise.all(
+      Array.from({ length: 1000 }, async (_, i): Promise<Sent> => {
+        const instance = i % 4;
+        started.push(Date.now());
+        const response = await (apis[instance] as (typeof apis)[number]).produce(
+          produceEvent(
+            topic,
+            { key: { type: 'STRING', data: `k${i}` }, value: { type: 'STRING', data: `v${i}` } },
+            { 'Tally-Timeout-Ms': '60000' },
+          ),
+          lambdaContext(900_000),
+        );
+        ended.push(Date.now());
+        return { key: `k${i}`, value: `v${i}`, instance, response };
+      }),
+    );
     const sent = Date.now();
-    expect(new Set(seqs).size).toBe(1000);
-    const records = await readBack(topic, 1004, 60_000);
-    expect(await recordsInLog(topic)).toBe(1004);
-    const logged = records.map((r) => Number(headerText(r.headers, 'tally.seq')));
-    expect(new Set(logged).size).toBe(1004);
-    for (const seq of seqs) expect(logged).toContain(seq);
+    // Truly concurrent: every request had started before the first was answered.
+    expect(Math.max(...started)).toBeLessThanOrEqual(Math.min(...ended));
+    answered.push(...burst);
+    const answers = answered.map((a) => {
+      expect(a.response.statusCode, a.response.body).toBe(200);
+      const [line, ...more] = reportLines(a.response);
+      expect(more).toEqual([]);
+      expect(line).toMatchObject({ error_code: 200, topic_name: topic, stream: topic });
+      return {
+        ...a,
+        seq: line?.seq as number,
+        partition: line?.partition_id as number,
+        offset: line?.offset as number,
+      };
+    });
+    expect(new Set(answers.map((a) => a.seq)).size).toBe(1004);
+
+    // Every record of the log, read back and matched to its answer: the same seq, partition,
+    // offset, key and value, under its instance's producer session; no seq twice, none extra.
+    const total = await recordsInLog(topic);
+    const records = await readBack(topic, total, 120_000);
+    expect(records).toHaveLength(total);
+    const bySeq = new Map<number, ReadRecord[]>();
+    for (const record of records) {
+      expect(headerText(record.headers, 'tally.stream')).toBe(topic);
+      const seq = Number(headerText(record.headers, 'tally.seq'));
+      bySeq.set(seq, [...(bySeq.get(seq) ?? []), record]);
+    }
+    const twice = [...bySeq].filter(([, copies]) => copies.length > 1).map(([seq]) => seq);
+    expect(twice, 'seqs in the log more than once').toEqual([]);
+    const sessionOf = new Map<number, string>();
+    for (const answer of answers) {
+      const [record] = bySeq.get(answer.seq) ?? [];
+      expect(record, `seq ${answer.seq} (${answer.key}) answered, not in the log`).toBeDefined();
+      if (record === undefined) continue;
+      expect({
+        partition: record.partition,
+        offset: Number(record.offset),
+        key: record.key?.toString(),
+        value: record.value?.toString(),
+      }).toEqual({
+        partition: answer.partition,
+        offset: answer.offset,
+        key: answer.key,
+        value: answer.value,
+      });
+      const session = headerText(record.headers, 'tally.session') ?? '';
+      expect(session).not.toBe('');
+      expect(session).toBe(sessionOf.get(answer.instance) ?? session);
+      sessionOf.set(answer.instance, session);
+    }
+    expect(new Set(sessionOf.values()).size).toBe(4);
+    expect(total).toBe(1004);
 
     // Seqs leased and never used are holes: past the horizon the audit finds them absent from
     // the log and records them VOID. Every seq up to the counter then has exactly one fate.
@@ -133,13 +187,18 @@ describe('sequence numbers across handler instances', () => {
     const { handler: auditTask } = await import('../../functions/audit/task-handler.js');
     await auditTask({ topic }, lambdaContext(900_000));
     const fates = await expectOneFateEach(String(env.DYNAMODB_ENDPOINT), topic);
-    expect(fates.filter((f) => f === 'ACKED')).toHaveLength(1004);
+    const acked = fates.flatMap((f, i) => (f === 'ACKED' ? [i + 1] : []));
+    expect(acked).toEqual(answers.map((a) => a.seq).sort((x, y) => x - y));
     expect(fates.every((f) => f === 'ACKED' || f === 'VOID')).toBe(true);
-    // Leases sized by demand: unused rests stay a small fraction of the seqs allocated (26 of
-    // 1,030 with the earlier sizing, 2.5 %).
+    // Leases sized by the requests waiting for them and a share of what each instance used:
+    // unused rests stay a small fraction of the seqs allocated. Sized by the last second's
+    // demand, 312 of 1,316 (24 %) were left unused here, 208 of 1,212 (17 %) in waves of 50.
     const unused = fates.filter((f) => f === 'VOID').length;
+    process.stderr.write(
+      `publish-concurrency: ${unused} of ${fates.length} seqs unused; slowest answer ${Math.max(...ended) - Math.min(...started)} ms\n`,
+    );
     expect(unused / fates.length, `${unused} of ${fates.length} unused`).toBeLessThanOrEqual(0.05);
-  }, 180_000);
+  }, 300_000);
 
   it('answers 429 with Retry-After when an instance is full, allocating no seqs for those', async () => {
     await usePublishEnv({ TALLY_MAX_CONCURRENT_REQUESTS: '2' });

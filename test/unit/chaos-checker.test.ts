@@ -173,6 +173,28 @@ describe('chaos checker', () => {
     expect(judgeChaosRun({ ...run, fates }).failures.join('\n')).toMatch(/still UNKNOWN/);
   });
 
+  it('fails a run that leaves more than 5 % of the seqs it allocated unused (VOID)', () => {
+    // 100 records acknowledged and in the log, then `unused` seqs allocated and never sent.
+    const withUnused = (unused: number): ChaosEvidence => {
+      const fates = new Map<number, LedgerFate[]>();
+      for (let seq = 1; seq <= 100; seq++)
+        fates.set(seq, [{ status: 'ACKED', partition: 0, offset: seq - 1 }]);
+      for (let seq = 101; seq <= 100 + unused; seq++) fates.set(seq, [{ status: 'VOID' }]);
+      return {
+        ...healthy(),
+        records: Array.from({ length: 100 }, (_, i) => record(i + 1, 0, i)),
+        lastSeq: 100 + unused,
+        fates,
+        answers: [],
+      };
+    };
+    expect(judgeChaosRun(withUnused(5)).failures).toEqual([]); // 5 of 105: 4.8 %
+    const over = judgeChaosRun(withUnused(6)); // 6 of 106: 5.7 %
+    expect(over.ok).toBe(false);
+    expect(over.failures).toEqual(['6 of 106 allocated seqs VOID (5.7 %), more than 5 % unused']);
+    expect(over.counts.VOID).toBe(6);
+  });
+
   it('fails a REWIND no commit shows, and accepts one the commits show', () => {
     const run = {
       ...healthy(),

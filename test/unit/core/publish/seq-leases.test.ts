@@ -36,20 +36,25 @@ describe('createSeqLeases', () => {
     expect(calls).toEqual([2, 2, 2]);
   });
 
-  it('grows a lease with the rate and hands out its seqs in order without a call', async () => {
+  it('grows a lease with the rate and what the container used, and hands out its seqs in order without a call', async () => {
     const { allocator, calls, last } = counter();
     const leases = createSeqLeases(allocator, options);
     const seqs: number[] = [];
-    for (let i = 0; i < 200; i++) {
+    const callsAt: number[] = [];
+    for (let i = 0; i < 5000; i++) {
       clock.now += 2;
       seqs.push((await leases.allocate('s', 1, 'orders', within())).firstSeq);
+      if (i % 1000 === 999) callsAt.push(calls.length);
     }
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
-    expect(new Set(seqs).size).toBe(200);
-    expect(calls.length).toBeLessThan(15);
+    expect(new Set(seqs).size).toBe(5000);
+    // A ramp (spare seqs at most 3 % of those handed out), then a full lease a call: the last
+    // 1,000 requests (500 a second) made about 10 calls.
+    expect(calls.length).toBeLessThan(5000 / 20);
+    expect((callsAt[4] ?? 0) - (callsAt[3] ?? 0)).toBeLessThanOrEqual(12);
     expect(Math.max(...calls)).toBeLessThanOrEqual(1 + 100);
     // What is left of the last lease is all that stays unused (a hole the audit voids).
-    expect(last() - 200).toBeLessThanOrEqual(100);
+    expect(last() - 5000).toBeLessThanOrEqual(Math.max(8, 0.03 * 5000));
   });
 
   it('never hands out a leased seq to a request ending past the horizon of its allocation', async () => {
@@ -73,7 +78,7 @@ describe('createSeqLeases', () => {
     expect(leases.peek('s', 1, within())).toBe(false);
   });
 
-  it('has concurrent requests wait for the allocation on its way rather than each make one', async () => {
+  it('has concurrent requests wait for the allocation on its way, and takes their seqs in the next one', async () => {
     const { allocator, calls, last } = counter(20);
     const leases = createSeqLeases(allocator, options);
     // A few requests first, so the rate says to lease.
@@ -83,8 +88,30 @@ describe('createSeqLeases', () => {
     );
     const seqs = firsts.map((a) => a.firstSeq);
     expect(new Set(seqs).size).toBe(50);
-    expect(calls.length).toBeLessThan(3 + 5);
-    expect(last() - 53).toBeLessThanOrEqual(100);
+    // The first of the 50 allocates; the next allocation holds the seqs of all who waited for it.
+    expect(calls.length, JSON.stringify(calls)).toBeLessThanOrEqual(3 + 2);
+    expect(last() - 53).toBeLessThanOrEqual(8);
+  });
+
+  it('leaves at most 3 % of its seqs (or 8) unused after a burst of concurrent requests that stops', async () => {
+    // 1,000 requests at once over 4 containers, as publish-concurrency.test.ts sends them: each
+    // container's lease sized by the last second's demand left about that second's seqs (one
+    // burst) unused: 17 % of those allocated.
+    let unused = 0;
+    let allocated = 0;
+    for (let container = 0; container < 4; container++) {
+      const { allocator, last } = counter(5);
+      const leases = createSeqLeases(allocator, { ...options, horizonMs: 75_000 });
+      await Promise.all(
+        Array.from({ length: 250 }, () =>
+          leases.allocate('s', 1, 'orders', new Deadline(clock.now + 60_000)),
+        ),
+      );
+      expect(last() - 250, `container ${container}`).toBeLessThanOrEqual(Math.max(8, 0.03 * 250));
+      unused += last() - 250;
+      allocated += last();
+    }
+    expect(unused / allocated, `${unused} of ${allocated} unused`).toBeLessThanOrEqual(0.05);
   });
 
   it('leaves at most 5 % of its seqs unused: a container sending 1 to 12 records a request, one after another, then stopping', async () => {
@@ -100,7 +127,9 @@ describe('createSeqLeases', () => {
         const { allocator, calls, last } = counter();
         const leases = createSeqLeases(allocator, { ...options, horizonMs: 30_000 });
         let used = 0;
+        let callsAtHalf: number | undefined;
         for (let i = 0; i < 200; i++) {
+          if (i === 100) callsAtHalf = calls.length;
           clock.now += between(random, fastest, slowest);
           const count = between(random, 1, 12);
           await leases.allocate('s', count, 'orders', new Deadline(clock.now + 8000));
@@ -109,8 +138,9 @@ describe('createSeqLeases', () => {
         const unused = last() - used;
         const named = `${pace} pace, seed ${seed}: ${unused} of ${last()} unused`;
         expect(unused / last(), named).toBeLessThanOrEqual(0.05);
-        // Still a lease where it pays: most requests of a busy container make no round trip.
-        if (pace === 'fast') expect(calls.length, named).toBeLessThan(200 / 4);
+        // Still a lease where it pays: once a busy container has used a few hundred seqs, most
+        // of its requests make no round trip (its spare seqs grow with what it used).
+        if (pace === 'fast') expect(calls.length - (callsAtHalf ?? 0), named).toBeLessThan(100 / 2);
       }
     }
   });
