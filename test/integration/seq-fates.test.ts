@@ -1,16 +1,10 @@
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AuditReport } from '../../functions/core/audit/ports.js';
-import {
-  type DynamoDbCall,
-  type DynamoDbProxy,
-  roundTrips,
-  startDynamoDbProxy,
-} from '../helpers/dynamodb-proxy.js';
+import { type DynamoDbCall, type DynamoDbProxy, roundTrips } from '../helpers/dynamodb-proxy.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
-import { createTopic, loadHandlers, produceEvent, reportLines } from '../helpers/publish-client.js';
-import { usePublishEnv } from '../helpers/publish-env.js';
+import { lookupSeq, startProxiedPublish } from '../helpers/proxied-publish.js';
+import { type loadHandlers, produceEvent, reportLines } from '../helpers/publish-client.js';
 import { expectOneFateEach } from '../helpers/seq-fates.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
@@ -31,15 +25,7 @@ describe('seq fates and deadlines with a faulty DynamoDB', () => {
         body: JSON.stringify({ value: { type: 'STRING', data: 'v' } }),
       }),
     );
-  const lookup = async (seq: number) => {
-    const response = await api.lookup(
-      httpEvent({
-        pathParameters: { cluster_id: clusterId() },
-        query: { stream: topic, seq: String(seq) },
-      }),
-    );
-    return { status: response.statusCode, body: JSON.parse(response.body) };
-  };
+  const lookup = (seq: number) => lookupSeq(api, clusterId(), topic, seq);
   const on = (operation: string, table: string) => (call: DynamoDbCall) =>
     call.operation === operation && call.table === table;
   const fates = () => expectOneFateEach(inject('dynamodbEndpoint'), topic);
@@ -50,18 +36,11 @@ describe('seq fates and deadlines with a faulty DynamoDB', () => {
   };
 
   beforeAll(async () => {
-    proxy = await startDynamoDbProxy(inject('dynamodbEndpoint'));
-    env = await usePublishEnv({
-      DYNAMODB_ENDPOINT: proxy.endpoint,
-      TALLY_DYNAMODB_TIMEOUT_MS: '1000',
-      TALLY_AUDIT_HORIZON_SECONDS: '0',
-    });
-    const admin = testKafka('seq-fates-admin').admin();
-    await admin.connect();
-    topic = await createTopic(admin, 1);
-    await admin.disconnect();
-    vi.resetModules();
-    api = await loadHandlers();
+    ({ proxy, env, topic, api } = await startProxiedPublish(
+      inject('dynamodbEndpoint'),
+      'seq-fates',
+      1000,
+    ));
     expect((await produce()).statusCode).toBe(200);
   });
 
