@@ -11,11 +11,20 @@ import { checkCluster, checkIdempotencyKey, checkStream } from '../publishing/ch
 import { expired, unrecorded } from './lookup-fates.js';
 import { lookupRuntime } from './lookup-runtime.js';
 
+const PENDING_VOID = {
+  status: 'UNKNOWN',
+  message:
+    'an audit is recording it VOID (never sent) and has not yet checked its range for a block ' +
+    'written inside it: not final until an audit run confirms the range',
+} as const;
+
 function describe(block: LedgerBlock, from: number, to: number) {
   const records = [];
   for (let seq = from; seq <= to; seq++) {
-    const outcome = block.outcomes[seq - block.firstSeq];
-    if (outcome === undefined) continue;
+    const found = block.outcomes[seq - block.firstSeq];
+    if (found === undefined) continue;
+    // A VOID range not yet checked for blocks inside it is no final fate (ports.ts, pending).
+    const outcome = block.pending ? PENDING_VOID : found;
     records.push({
       stream: block.stream,
       seq,

@@ -74,6 +74,7 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
         : item.stream === stream
           ? `${LEGACY}${item.version}`
           : item.version,
+    ...(item.pending === true && { pending: true as const }),
   };
 }
 
@@ -126,9 +127,11 @@ type Item = Record<string, unknown>;
  * requests' blocks, so a request (a retry of a key, hours later) may open a block at any seq
  * inside a range, under a key that is not the range's. With single-item conditions only, each
  * side writes first and reads the other after, consistently:
- * - the audit puts the range (A1), then looks for a block starting in from..to under every
- *   block key (A2) and, finding one, ends the range before it, or takes it back when the block
- *   starts at `from` (A3);
+ * - the audit puts the range (A1, marked `pending`), then looks for a block starting in from..to
+ *   under every block key (A2) and, finding one, ends the range before it, or takes it back when
+ *   the block starts at `from` (A3); otherwise it clears the mark (one write more). An audit
+ *   stopped between A1 and A3 leaves the range pending: the next audit that reads it does A2 and
+ *   A3 (confirmVoid) before counting it, and a lookup does not answer VOID under it;
  * - a publisher's open puts its block (P1), then reads the VOID key for the range with the
  *   highest start at or below its last seq (P2; ranges are disjoint, so only that one can
  *   overlap it) and, when it overlaps, deletes its block and sends nothing.
@@ -174,7 +177,7 @@ export function createLedger(
     condition?: Condition,
     over?: LedgerVersion,
     marks?: 'marks',
-    range?: 'range',
+    range?: 'range' | 'pending',
   ): Promise<string | undefined> {
     const voided = block.outcomes.every((o) => o.status === 'VOID');
     const version = randomUUID();
@@ -205,6 +208,7 @@ export function createLedger(
             idempotencyKey: block.idempotencyKey,
             ...outcomesAttribute(block),
             ...(voided && { voided: true }),
+            ...(range === 'pending' && { pending: true }),
             updatedAt: new Date(at).toISOString(),
             expiresAt: expiresAtSeconds(at, retentionMs),
             version,
@@ -333,6 +337,58 @@ export function createLedger(
     }
   }
 
+  /** The VOID range starting at `firstSeq`, read consistently. */
+  async function rangeAt(stream: string, firstSeq: number, deadline?: Deadline) {
+    try {
+      const { Item } = await client.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: { stream: ledgerVoidKey(stream), seq: firstSeq },
+          ConsistentRead: true,
+        }),
+        within(deadline),
+      );
+      return live(Item) ? toBlock(stream, Item) : undefined;
+    } catch (error) {
+      throw dynamoDbUnavailable(`reading VOID range ${firstSeq} of ${stream}`, error);
+    }
+  }
+
+  /**
+   * A2 and A3 of a range written pending at `version`: ends it before the first block found
+   * inside (takes it back when that block starts at its first seq), else clears its mark. Another
+   * audit may confirm the same range meanwhile (both checks came after A1): its answer stands.
+   */
+  async function confirm(range: LedgerBlock, version: string, deadline?: Deadline) {
+    const last = range.firstSeq + range.outcomes.length - 1;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const inside = await firstBlockWithin(range.stream, range.firstSeq, last, deadline);
+      const kept = inside === undefined ? range.outcomes.length : inside - range.firstSeq;
+      const done =
+        kept === 0
+          ? await takeBack(ledgerVoidKey(range.stream), range, version, deadline)
+          : (await put(
+              { ...range, outcomes: range.outcomes.slice(0, kept) },
+              deadline,
+              expecting(version),
+              version,
+              undefined,
+              'range',
+            )) !== undefined;
+      if (done) return kept;
+      const now = await rangeAt(range.stream, range.firstSeq, deadline);
+      if (now === undefined) return 0;
+      if (now.pending !== true) return now.outcomes.length;
+      // Taken back and written again by another audit (A1 at the same first seq): check that one.
+      range = now;
+      version = now.version ?? '';
+    }
+    throw dynamoDbUnavailable(
+      `confirming VOID range ${range.firstSeq}..${last} of ${range.stream}`,
+      new Error('the range kept changing under the audit'),
+    );
+  }
+
   return {
     write: (block, deadline, over) =>
       put(block, deadline, over === undefined ? undefined : expecting(over), over, 'marks'),
@@ -371,33 +427,17 @@ export function createLedger(
         expecting('absent'),
         undefined,
         undefined,
-        'range',
+        'pending',
       );
       if (version === undefined) return 0;
-      const last = block.firstSeq + block.outcomes.length - 1;
       // A block that landed inside the range before this read ends it (see VOID ranges above).
-      const inside = await firstBlockWithin(block.stream, block.firstSeq, last, deadline);
-      if (inside === undefined) return block.outcomes.length;
-      const kept = inside - block.firstSeq;
-      const changed =
-        kept === 0
-          ? !(await takeBack(ledgerVoidKey(block.stream), block, version, deadline))
-          : (await put(
-              { ...block, outcomes: block.outcomes.slice(0, kept) },
-              deadline,
-              expecting(version),
-              version,
-              undefined,
-              'range',
-            )) === undefined;
-      if (changed) {
-        throw dynamoDbUnavailable(
-          `ending VOID range ${block.firstSeq}..${last} of ${block.stream} before block ${inside}`,
-          new Error('the range changed under the audit'),
-        );
-      }
-      return kept;
+      return confirm(block, version, deadline);
     },
+
+    confirmVoid: (range, deadline) =>
+      range.pending === true
+        ? confirm(range, range.version ?? '', deadline)
+        : Promise.resolve(range.outcomes.length),
 
     fill: async (block, deadline) =>
       (await put(block, deadline, expecting('absent'))) !== undefined,

@@ -53,7 +53,9 @@ export function createAuditor(ports: AuditPorts) {
         const view = state.stream(stream).ledger;
         const keep = new Map<number, LedgerBlock>();
         const read = new Set<number>();
-        const onBlock = (block: LedgerBlock) => {
+        const pending: LedgerBlock[] = [];
+        const confirmVoid = ports.ledger.confirmVoid?.bind(ports.ledger);
+        const record = (block: LedgerBlock) => {
           read.add(block.firstSeq);
           const rewritten = view.isRewrite(block);
           // Every block counts for the seqs' fates (holes are seqs no block holds), folded or not.
@@ -64,6 +66,10 @@ export function createAuditor(ports: AuditPorts) {
             view.unknownBlocks.add(block.firstSeq);
           } else view.unknownBlocks.delete(block.firstSeq);
         };
+        // A VOID range its audit left pending (stopped before looking for blocks inside) is
+        // counted only as it stands once checked (adapters/dynamodb/ledger.ts, VOID ranges).
+        const onBlock = (block: LedgerBlock) =>
+          block.pending && confirmVoid ? pending.push(block) : record(block);
         const changed = ports.ledger.forEachChangedBlock?.bind(ports.ledger);
         if (changed && view.since !== undefined) {
           await changed(stream, view.since, onBlock);
@@ -77,6 +83,11 @@ export function createAuditor(ports: AuditPorts) {
         } else {
           view.clear();
           await ports.ledger.forEachBlock(stream, onBlock);
+        }
+        for (const range of pending) {
+          const kept = await (confirmVoid as NonNullable<typeof confirmVoid>)(range);
+          const { pending: _, ...confirmed } = range;
+          if (kept > 0) record({ ...confirmed, outcomes: range.outcomes.slice(0, kept) });
         }
         if (changed) view.since = startedAt - (request.ledgerLagMs ?? LEDGER_LAG_MS);
         fates.addView(stream, view);

@@ -68,6 +68,8 @@ export interface AuditPorts {
       onBlock: (block: LedgerBlock) => void,
     ): Promise<void>;
     find(stream: string, seq: number): Promise<LedgerBlock | undefined>;
+    /** A pending VOID range read (its audit stopped before checking it): seqs VOID once checked. */
+    confirmVoid?(range: LedgerBlock): Promise<number>;
     /**
      * Settles a block, only while it is still the version read (`over`, when the store keeps
      * versions): undefined when a retry reopened it since, and nothing is written.

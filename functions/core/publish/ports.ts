@@ -90,6 +90,11 @@ export interface LedgerBlock {
    * written before versions existed).
    */
   readonly version?: string;
+  /**
+   * A VOID range the audit has written and not yet checked for a block that landed inside it
+   * (adapters/dynamodb/ledger.ts): not final until an audit confirms it (Ledger.confirmVoid).
+   */
+  readonly pending?: true;
 }
 
 /**
@@ -130,9 +135,16 @@ export interface Ledger {
    * Records a range of VOID outcomes (at most MAX_VOID_RANGE_SEQS) as one item, unless a block
    * already starts at its first seq (a publisher's, or an earlier VOID): 0 then, and nothing is
    * written. A block found starting inside the range ends it: returns how many seqs, from the
-   * first, are VOID now.
+   * first, are VOID now. The range is written pending and confirmed after that look: a range
+   * still pending (its audit stopped in between) is confirmed by the next audit that reads it.
    */
   void(block: LedgerBlock, deadline?: Deadline): Promise<number>;
+  /**
+   * Checks a pending VOID range read back from the store for blocks that landed inside it, ends
+   * it before the first (or takes it back when one starts at its first seq) and clears its mark:
+   * how many seqs, from the first, are VOID now.
+   */
+  confirmVoid?(range: LedgerBlock, deadline?: Deadline): Promise<number>;
   /**
    * Records a block the audit found in the log with no ledger block (UNKNOWN, settled by the
    * UNKNOWN rules), unless a block already starts at its first seq: false then.
