@@ -1,10 +1,10 @@
 // Cold start: per function of serverless.yml, the size of its esbuild bundle (built as
-// serverless-esbuild builds it: ESM, node22, AWS SDK left to the runtime; from the metafile) and
+// serverless-esbuild builds it from serverless.yml's custom.esbuild; from the metafile) and
 // the module-init time to a ready handler — a fresh Node process importing the bundle until the
 // handler export exists, with configuration pointing at closed local ports so no network is
 // waited for. Prints JSON; never fails on a number.
 //
-//   node --import tsx bench/cold-start.ts [--base <git ref>]
+//   node --import tsx bench/cold-start.ts [--base <git ref>] [--functions produce,clusters]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
@@ -30,10 +30,18 @@ import {
  * DynamoDB), one run each.
  */
 const SMOKE_FUNCTIONS = new Set(['produce', 'clusters']);
+/**
+ * `--functions a,b` (or BENCH_COLD_START_FUNCTIONS): only these functions of serverless.yml, for
+ * a few at a time on a loaded machine; the anchors are measured in every run.
+ */
+const functionsAt = process.argv.indexOf('--functions');
+const chosenList =
+  functionsAt === -1 ? process.env.BENCH_COLD_START_FUNCTIONS : process.argv[functionsAt + 1];
+const CHOSEN = chosenList ? new Set(chosenList.split(',')) : SMOKE ? SMOKE_FUNCTIONS : undefined;
 
 const started = performance.now();
-// Inside the project, so the bundles' bare imports of the AWS SDK resolve from node_modules (in
-// Lambda the runtime provides it).
+// Inside the project, so the runtime-SDK anchor's bare imports of the AWS SDK resolve from
+// node_modules (as in Lambda the runtime's copy would).
 const cache = join(ROOT, 'node_modules', '.cache');
 mkdirSync(cache, { recursive: true });
 const out = mkdtempSync(join(cache, 'tally-cold-start-'));
@@ -49,7 +57,9 @@ interface Serverless {
       minify?: boolean;
       keepNames?: boolean;
       sourcemap?: boolean;
+      sourcesContent?: boolean;
       splitting?: boolean;
+      mainFields?: string[];
     };
   };
 }
@@ -61,9 +71,13 @@ interface Serverless {
 async function buildTree(root: string, tag: string) {
   const serverless = parse(readFileSync(join(root, 'serverless.yml'), 'utf8')) as Serverless;
   const { esbuild } = serverless.custom;
-  if (SMOKE) {
+  if (CHOSEN) {
+    const unknown = [...CHOSEN].filter((name) => !Object.hasOwn(serverless.functions, name));
+    if (unknown.length > 0 && tag === 'current') {
+      throw new Error(`--functions: no such function in serverless.yml: ${unknown.join(', ')}`);
+    }
     serverless.functions = Object.fromEntries(
-      Object.entries(serverless.functions).filter(([name]) => SMOKE_FUNCTIONS.has(name)),
+      Object.entries(serverless.functions).filter(([name]) => CHOSEN.has(name)),
     );
   }
   const modules = [
@@ -110,7 +124,9 @@ function functionBundle(esbuild: Serverless['custom']['esbuild']) {
     minify: esbuild.minify === true,
     keepNames: esbuild.keepNames === true,
     sourcemap: esbuild.sourcemap === true,
+    sourcesContent: esbuild.sourcesContent !== false,
     splitting: esbuild.splitting === true,
+    ...(esbuild.mainFields && { mainFields: esbuild.mainFields }),
   } as const;
 }
 
@@ -163,6 +179,9 @@ const env = {
 };
 // Wall time, and the process's CPU time over the same span: on a shared machine the wall time
 // includes waiting for a core, the CPU time does not (it does count V8's helper threads).
+// An anchor may export `firstCall`: what its first request would do after init (an SDK client
+// and one call, refused at once by the closed port), timed after the import the same way, so a
+// cost moved from init into the first request shows there.
 const probe = (file: string, exportName: string) => `
 const cpu = process.cpuUsage();
 const start = performance.now();
@@ -170,7 +189,17 @@ const module = await import(${JSON.stringify(`file://${file}`)});
 if (typeof module[${JSON.stringify(exportName)}] !== 'function') throw new Error('no handler');
 const wall = performance.now() - start;
 const used = process.cpuUsage(cpu);
-process.stdout.write(JSON.stringify([wall, (used.user + used.system) / 1000]));
+const times = [wall, (used.user + used.system) / 1000];
+if (typeof module.firstCall === 'function') {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  const outcome = await module.firstCall();
+  if (outcome !== 'ECONNREFUSED') throw new Error('first call: ' + outcome);
+  const wall = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  times.push(wall, (used.user + used.system) / 1000);
+}
+process.stdout.write(JSON.stringify(times));
 process.exit(0);`;
 
 const initOf = (file: string, exportName: string) =>
@@ -180,33 +209,50 @@ const initOf = (file: string, exportName: string) =>
       env,
       encoding: 'utf8',
     }),
-  ) as [number, number];
+  ) as [number, number, number?, number?];
 
 interface Runs {
   wall: number[];
   cpu: number[];
 }
 const runs = (): Runs => ({ wall: [], cpu: [] });
-const add = (into: Runs, [wall, cpu]: [number, number]) => {
+const add = (into: Runs, [wall, cpu]: [number, number, number?, number?]) => {
   into.wall.push(wall);
   into.cpu.push(cpu);
 };
 
 // Anchors: what loading the two libraries every Kafka-and-DynamoDB function needs costs by
-// itself, bundled the same way (the AWS SDK from node_modules, as the runtime provides it).
-const ANCHORS = {
-  'anchor: AWS SDK DynamoDB document client alone': `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-export const handler = () => DynamoDBDocumentClient.from(new DynamoDBClient({}));`,
-  'anchor: kafkajs alone': `import { Kafka } from 'kafkajs';
+// itself, bundled the same way; and the document client as the runtime provides it (left out of
+// the bundle, loaded from node_modules' CommonJS files: serverless.yml's setting before issue 32).
+const DOCUMENT_CLIENT = `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+export const handler = () => DynamoDBDocumentClient.from(new DynamoDBClient({}));
+export const firstCall = () =>
+  DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: process.env.DYNAMODB_ENDPOINT,
+      maxAttempts: 1,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  )
+    .send(new GetCommand({ TableName: 'bench', Key: { id: 'a' } }))
+    .then(() => 'answered', (error) => error.code ?? error.name);`;
+const ANCHORS: Record<string, { contents: string; runtimeSdk?: true }> = {
+  'anchor: AWS SDK DynamoDB document client alone': { contents: DOCUMENT_CLIENT },
+  "anchor: the same, the runtime's SDK (external)": { contents: DOCUMENT_CLIENT, runtimeSdk: true },
+  'anchor: kafkajs alone': {
+    contents: `import { Kafka } from 'kafkajs';
 export const handler = () => new Kafka({ brokers: ['127.0.0.1:9'] });`,
-  'anchor: both': `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+  },
+  'anchor: both': {
+    contents: `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Kafka } from 'kafkajs';
 export const handler = () => [DynamoDBDocumentClient.from(new DynamoDBClient({})), new Kafka({ brokers: ['127.0.0.1:9'] })];`,
-} as const;
+  },
+};
 const anchors = [];
-for (const [name, contents] of Object.entries(ANCHORS)) {
+for (const [name, { contents, runtimeSdk }] of Object.entries(ANCHORS)) {
   // A folder per anchor, as per function: code splitting (serverless.yml) needs an outdir.
   const dir = join(out, `anchor-${anchors.length}`);
   mkdirSync(dir);
@@ -216,13 +262,27 @@ for (const [name, contents] of Object.entries(ANCHORS)) {
     absWorkingDir: ROOT,
     entryPoints: [join(dir, 'anchor.ts')],
     ...functionBundle(esbuild),
+    ...(runtimeSdk && { external: ['@aws-sdk/*'], mainFields: ['main', 'module'] }),
     outdir: dir,
     outExtension: { '.js': '.mjs' },
     logLevel: 'warning',
   });
   const measured = runs();
-  for (let r = 0; r < REPEATS; r++) add(measured, initOf(file, 'handler'));
-  anchors.push({ function: name, initMs: spread(measured.wall), initCpuMs: spread(measured.cpu) });
+  const first = runs();
+  for (let r = 0; r < REPEATS; r++) {
+    const [wall, cpu, firstWall, firstCpu] = initOf(file, 'handler');
+    add(measured, [wall, cpu]);
+    if (firstWall !== undefined && firstCpu !== undefined) add(first, [firstWall, firstCpu]);
+  }
+  anchors.push({
+    function: name,
+    initMs: spread(measured.wall),
+    initCpuMs: spread(measured.cpu),
+    ...(first.wall.length > 0 && {
+      firstCallMs: spread(first.wall),
+      firstCallCpuMs: spread(first.cpu),
+    }),
+  });
 }
 
 const results = [];
@@ -260,7 +320,7 @@ const summary = {
   machine: machineFacts(),
   setup: {
     ...(baseRef && { base: baseRef }),
-    bundle: `esbuild, ESM, target ${esbuild.target}, external ${esbuild.exclude.join(', ')} (the Lambda runtime provides it), ${esbuild.minify ? `minified${esbuild.keepNames ? ' with keepNames' : ''}` : 'not minified'}`,
+    bundle: `esbuild, ESM, target ${esbuild.target}, external ${esbuild.exclude.join(', ')} (from the Lambda runtime or a layer), main fields ${(esbuild.mainFields ?? ['main', 'module']).join(', ')}, ${esbuild.minify ? `minified${esbuild.keepNames ? ' with keepNames' : ''}` : 'not minified'}`,
     init: `fresh node process per run, ${REPEATS} runs (alternating with the base's when given), NODE_OPTIONS=${env.NODE_OPTIONS}: import of the bundle to a handler export, configuration pointing at closed ports (no network waited for)`,
   },
   functions: results,
@@ -268,7 +328,7 @@ const summary = {
   wallSeconds: Math.round((performance.now() - started) / 1000),
 };
 const kb = (bytes: number) => Math.round(bytes / 1024).toLocaleString('en');
-const table = base
+const functionsTable = base
   ? markdownTable(
       [
         'function',
@@ -291,14 +351,22 @@ const table = base
     )
   : markdownTable(
       ['function', 'bundle KB', 'module init ms', 'init CPU ms'],
-      [
-        ...results.map((r) => [
-          r.function,
-          kb(r.bundleBytes),
-          shown(r.initMs, 1),
-          shown(r.initCpuMs, 1),
-        ]),
-        ...anchors.map((a) => [a.function, '–', shown(a.initMs, 1), shown(a.initCpuMs, 1)]),
-      ],
+      results.map((r) => [
+        r.function,
+        kb(r.bundleBytes),
+        shown(r.initMs, 1),
+        shown(r.initCpuMs, 1),
+      ]),
     );
-writeResults('cold-start', summary, table, true);
+// The anchors are built with the working tree's settings (the runtime-SDK one as before issue 32).
+const anchorsTable = markdownTable(
+  ['anchor', 'module init ms', 'init CPU ms', 'first call ms', 'first call CPU ms'],
+  anchors.map((a) => [
+    a.function,
+    shown(a.initMs, 1),
+    shown(a.initCpuMs, 1),
+    a.firstCallMs ? shown(a.firstCallMs, 1) : '–',
+    a.firstCallCpuMs ? shown(a.firstCallCpuMs, 1) : '–',
+  ]),
+);
+writeResults('cold-start', summary, `${functionsTable}\n\n${anchorsTable}`, true);

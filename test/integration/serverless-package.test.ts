@@ -87,12 +87,14 @@ describe('serverless package (offline, no AWS credentials)', () => {
       ],
       // A copy of the service: packaging the checkout would remove the .esbuild/ a running
       // stack serves its handlers from (infra/deploy/service-copy.ts).
-      { cwd: service, env: offlineEnv(work), timeout: 110_000, maxBuffer: 16 * 1024 * 1024 },
+      // ~50 s on 2 idle cores since every function bundles the AWS SDK (issue 32); minutes when
+      // the machine is loaded.
+      { cwd: service, env: offlineEnv(work), timeout: 360_000, maxBuffer: 16 * 1024 * 1024 },
     );
     template = JSON.parse(
       readFileSync(join(artifacts, 'cloudformation-template-update-stack.json'), 'utf8'),
     );
-  }, 120_000);
+  }, 380_000);
 
   afterAll(() => {
     rmSync(work, { recursive: true, force: true });
@@ -633,8 +635,9 @@ describe('serverless package (offline, no AWS credentials)', () => {
     expect(chunk, 'a dynamic import of the encoder chunk').toBeDefined();
     const chunkPath = `functions/publish/${chunk}`;
     expect(entries.has(chunkPath)).toBe(true);
-    // The entry does not import avsc's code statically: its bytes are in the chunk.
-    expect(handler.length).toBeLessThan(400 * 1024);
+    // The entry does not import avsc's code statically: its bytes are in the chunk (the entry is
+    // 450 KB with the AWS SDK bundled, issue 32; with the codecs' ~410 KB it would pass 850 KB).
+    expect(handler.length).toBeLessThan(680 * 1024);
     expect((entries.get(chunkPath) as Buffer).length).toBeGreaterThan(200 * 1024);
     // Named after its function, it is packed with no other (serverless-esbuild leaves another
     // entry's `<entry>.*` files out), and no function but the two v3 produce routes has one.
@@ -707,12 +710,12 @@ describe('serverless package with TALLY_TRACING=true', () => {
     await run(process.execPath, [cli, 'package', '--stage', 'test', '--package', artifacts], {
       cwd: service,
       env,
-      timeout: 170_000,
+      timeout: 360_000,
       maxBuffer: 16 * 1024 * 1024,
     });
     const file = join(artifacts, 'cloudformation-template-update-stack.json');
     traced = JSON.parse(readFileSync(file, 'utf8'));
-  }, 180_000);
+  }, 380_000);
   afterAll(() => {
     rmSync(work, { recursive: true, force: true });
     rmSync(service, { recursive: true, force: true });
