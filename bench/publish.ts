@@ -283,7 +283,7 @@ interface BatchFigures {
 // kafkajs and middy inside; target node20 as that is what runs here). The TypeScript sources
 // cannot be imported by Node directly: functions/adapters/kafka/topic-catalog.ts imports
 // `ConfigResourceTypes` from kafkajs, a CommonJS export Node's ESM loader does not detect.
-// The AWS SDK, external in the deployment (the Lambda runtime provides it), is bundled too so the
+// The AWS SDK, bundled in the deployment too (issue 32: tree-shaken, not the runtime's copy), is bundled so the
 // bundle can live outside the repository; it is the same pinned code either way.
 
 interface BundledHandlers {
