@@ -6,6 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
 
 // A DynamoDB endpoint between Tally and the local DynamoDB API that can lose answers, fail calls
 // or stall, chosen per call by operation and table: the faults a network and a busy table cause,
@@ -39,6 +40,33 @@ export function roundTrips(calls: readonly DynamoDbCall[]): string[][] {
     }
   }
   return steps.map((s) => s.calls);
+}
+
+/**
+ * The round trips one piece of work makes through `proxy`, each call named `<operation> <table>`
+ * by the env variable naming its table (`TALLY_LEDGER_TABLE` → `ledger`). Every answer is held
+ * 25 ms: calls sent side by side overlap, calls in a row cannot. `send` must answer `status`.
+ */
+export async function tripsOf(
+  proxy: DynamoDbProxy,
+  tables: Readonly<Record<string, string>>,
+  send: () => Promise<{ statusCode: number }>,
+  status = 200,
+): Promise<string[][]> {
+  const name = (call: DynamoDbCall) => {
+    const table = Object.entries(tables).find(([, v]) => v === call.table)?.[0] ?? call.table;
+    return `${call.operation} ${String(table)
+      .replace(/^TALLY_|_TABLE$/g, '')
+      .toLowerCase()}`;
+  };
+  const before = proxy.calls.length;
+  proxy.slowAll(25);
+  try {
+    expect((await send()).statusCode).toBe(status);
+  } finally {
+    proxy.slowAll(0);
+  }
+  return roundTrips(proxy.calls.slice(before).map((c) => ({ ...c, operation: name(c) })));
 }
 
 /**

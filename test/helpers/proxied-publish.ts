@@ -6,13 +6,15 @@ import { createTopic, loadHandlers } from './publish-client.js';
 import { usePublishEnv } from './publish-env.js';
 
 /**
- * The publish handlers on DynamoDB through a fault proxy (`startDynamoDbProxy`), the audit's
- * horizon 0 (ledger first: holes judged at once), and a fresh topic of one partition.
+ * The publish handlers on DynamoDB through a fault proxy (`startDynamoDbProxy`) and a fresh topic
+ * of one partition; ledger first (the audit's horizon 0: holes judged at once, no leases) unless
+ * `ledgerFirst: false` asks for the default fast path.
  */
 export async function startProxiedPublish(
   dynamodbEndpoint: string,
   clientId: string,
   timeoutMs: number,
+  { ledgerFirst = true }: { ledgerFirst?: boolean } = {},
 ): Promise<{
   proxy: DynamoDbProxy;
   env: Record<string, string>;
@@ -20,10 +22,11 @@ export async function startProxiedPublish(
   api: Awaited<ReturnType<typeof loadHandlers>>;
 }> {
   const proxy = await startDynamoDbProxy(dynamodbEndpoint);
+  if (!ledgerFirst) delete process.env.TALLY_AUDIT_HORIZON_SECONDS;
   const env = await usePublishEnv({
     DYNAMODB_ENDPOINT: proxy.endpoint,
     TALLY_DYNAMODB_TIMEOUT_MS: String(timeoutMs),
-    TALLY_AUDIT_HORIZON_SECONDS: '0',
+    ...(ledgerFirst && { TALLY_AUDIT_HORIZON_SECONDS: '0' }),
   });
   const admin = testKafka(`${clientId}-admin`).admin();
   await admin.connect();

@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { AuditReport } from '../../functions/core/audit/ports.js';
-import {
-  type DynamoDbCall,
-  type DynamoDbProxy,
-  roundTrips,
-  startDynamoDbProxy,
-} from '../helpers/dynamodb-proxy.js';
+import { type DynamoDbProxy, startDynamoDbProxy, tripsOf } from '../helpers/dynamodb-proxy.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
 import {
@@ -38,27 +33,8 @@ describe('publish fast path: one DynamoDB round trip, and every seq still has on
         body: JSON.stringify({ value: { type: 'STRING', data: 'v' } }),
       }),
     );
-  const name = (call: DynamoDbCall) => {
-    const table = Object.entries(env).find(([, v]) => v === call.table)?.[0] ?? call.table;
-    return `${call.operation} ${String(table)
-      .replace(/^TALLY_|_TABLE$/g, '')
-      .toLowerCase()}`;
-  };
-  const tripsOf = async (send: () => Promise<{ statusCode: number }>, status = 200) => {
-    const before = proxy.calls.length;
-    // Every answer 25 ms late: calls sent side by side overlap, calls in a row cannot.
-    proxy.slowAll(25);
-    try {
-      const response = await send();
-      expect(response.statusCode).toBe(status);
-    } finally {
-      proxy.slowAll(0);
-    }
-    const calls = proxy.calls.slice(before);
-    return roundTrips(calls.map((c) => ({ ...c, operation: name(c) }))).map((step) =>
-      [...step].sort(),
-    );
-  };
+  const stepsOf = async (send: () => Promise<{ statusCode: number }>, status = 200) =>
+    (await tripsOf(proxy, env, send, status)).map((step) => [...step].sort());
   const audit = async () => {
     const { handler: auditNow } = await import('../../functions/audit/http-handler.js');
     const response = await auditNow(
@@ -100,7 +76,7 @@ describe('publish fast path: one DynamoDB round trip, and every seq still has on
   it('makes 2 round trips cold and 1 warm without a key; 2 with a key, warm; a replay 2', async () => {
     // Cold: the allocation (which records the stream's home topic), [send], the outcomes, beside
     // them the stream's day mark (once per container, stream and day: 410s name the day).
-    expect(await tripsOf(() => produce())).toEqual([
+    expect(await stepsOf(() => produce())).toEqual([
       ['UpdateItem streams'],
       ['PutItem ledger', 'UpdateItem ledger'],
     ]);
@@ -108,7 +84,7 @@ describe('publish fast path: one DynamoDB round trip, and every seq still has on
     // Warm: seqs from the container's lease, [send], the outcomes; nothing before the send. Now
     // and then the lease runs out and a request allocates the next one (2 round trips).
     const warmTrips = [];
-    for (let i = 0; i < 5; i++) warmTrips.push(await tripsOf(() => produce()));
+    for (let i = 0; i < 5; i++) warmTrips.push(await stepsOf(() => produce()));
     const oneTrip = warmTrips.filter((t) => JSON.stringify(t) === '[["PutItem ledger"]]');
     expect(oneTrip.length, JSON.stringify(warmTrips)).toBeGreaterThanOrEqual(4);
     for (const trips of warmTrips) expect(trips.length).toBeLessThanOrEqual(2);
@@ -118,7 +94,7 @@ describe('publish fast path: one DynamoDB round trip, and every seq still has on
       id: `e${i}`,
       value: { type: 'STRING', data: 'v' },
     }));
-    const batchTrips = await tripsOf(
+    const batchTrips = await stepsOf(
       () => api.batch(produceEvent(topic, { entries }, { 'Tally-Timeout-Ms': '3000' })),
       207,
     );
@@ -130,7 +106,7 @@ describe('publish fast path: one DynamoDB round trip, and every seq still has on
     // A key, warm: its claim (the item holds the seqs), [send], the outcomes beside its answer.
     const keys = Array.from({ length: 3 }, () => ({ 'Idempotency-Key': uniqueName('key') }));
     const keyed = [];
-    for (const key of keys) keyed.push(await tripsOf(() => produce(key)));
+    for (const key of keys) keyed.push(await stepsOf(() => produce(key)));
     const twoTrips = keyed.filter(
       (t) =>
         JSON.stringify(t) ===
@@ -140,7 +116,7 @@ describe('publish fast path: one DynamoDB round trip, and every seq still has on
     // Its replay with seqs at hand: the claim is refused and the item read (AWS sends the item
     // with the refusal: one round trip there). Nothing allocated, nothing sent.
     await warm();
-    const replay = await tripsOf(() => produce(keys[0]));
+    const replay = await stepsOf(() => produce(keys[0]));
     expect(replay.at(-1)).toEqual(['GetItem reservations']);
     expect(replay.length).toBeLessThanOrEqual(2);
   });
@@ -190,7 +166,7 @@ describe('publish fast path: one DynamoDB round trip, and every seq still has on
     // The stream of `topic`, published to another topic: that topic's audit never looks for
     // the stream's holes, so nothing goes out before its UNKNOWN block.
     const stream = { 'Tally-Stream': topic };
-    const trips = await tripsOf(() => produce(stream, other));
+    const trips = await stepsOf(() => produce(stream, other));
     expect(trips.at(-2)).toEqual(['PutItem ledger']);
     expect(trips.at(-1)).toEqual(['PutItem ledger']);
   });

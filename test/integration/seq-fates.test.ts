@@ -1,16 +1,14 @@
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AuditReport } from '../../functions/core/audit/ports.js';
 import {
   type DynamoDbCall,
   type DynamoDbProxy,
-  roundTrips,
-  startDynamoDbProxy,
+  tripsOf as tripsWith,
 } from '../helpers/dynamodb-proxy.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
-import { testKafka } from '../helpers/kafka.js';
-import { createTopic, loadHandlers, produceEvent, reportLines } from '../helpers/publish-client.js';
-import { usePublishEnv } from '../helpers/publish-env.js';
+import { lookupSeq, startProxiedPublish } from '../helpers/proxied-publish.js';
+import { type loadHandlers, produceEvent, reportLines } from '../helpers/publish-client.js';
 import { expectOneFateEach, seqFates } from '../helpers/seq-fates.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
@@ -38,15 +36,7 @@ describe.each([
         body: JSON.stringify({ value: { type: 'STRING', data: 'v' } }),
       }),
     );
-  const lookup = async (seq: number, stream = topic) => {
-    const response = await api.lookup(
-      httpEvent({
-        pathParameters: { cluster_id: clusterId() },
-        query: { stream, seq: String(seq) },
-      }),
-    );
-    return { status: response.statusCode, body: JSON.parse(response.body) };
-  };
+  const lookup = (seq: number, stream = topic) => lookupSeq(api, clusterId(), stream, seq);
   const on = (operation: string, table: string) => (call: DynamoDbCall) =>
     call.operation === operation && call.table === table;
   /**
@@ -72,19 +62,12 @@ describe.each([
   };
 
   beforeAll(async () => {
-    proxy = await startDynamoDbProxy(inject('dynamodbEndpoint'));
-    delete process.env.TALLY_AUDIT_HORIZON_SECONDS;
-    env = await usePublishEnv({
-      DYNAMODB_ENDPOINT: proxy.endpoint,
-      TALLY_DYNAMODB_TIMEOUT_MS: '1000',
-      ...(ledgerFirst && { TALLY_AUDIT_HORIZON_SECONDS: '0' }),
-    });
-    const admin = testKafka('seq-fates-admin').admin();
-    await admin.connect();
-    topic = await createTopic(admin, 1);
-    await admin.disconnect();
-    vi.resetModules();
-    api = await loadHandlers();
+    ({ proxy, env, topic, api } = await startProxiedPublish(
+      inject('dynamodbEndpoint'),
+      'seq-fates',
+      1000,
+      { ledgerFirst },
+    ));
     expect((await produce()).statusCode).toBe(200);
   });
 
@@ -350,26 +333,8 @@ describe.each([
   // Ledger first only: publish-fast-path.test.ts counts the fast path's round trips.
   if (ledgerFirst) {
     it('makes 4 DynamoDB round trips per keyless publish or batch, 5 per keyed one, 1 per replay (horizon 0)', async () => {
-      const tables = env as Record<string, string>;
-      const name = (call: DynamoDbCall) => {
-        const table = Object.entries(tables).find(([, v]) => v === call.table)?.[0] ?? call.table;
-        return `${call.operation} ${String(table)
-          .replace(/^TALLY_|_TABLE$/g, '')
-          .toLowerCase()}`;
-      };
-      const tripsOf = async (send: () => Promise<{ statusCode: number }>, status = 200) => {
-        const before = proxy.calls.length;
-        // Every answer 25 ms late: calls sent side by side overlap, calls in a row cannot.
-        proxy.slowAll(25);
-        try {
-          expect((await send()).statusCode).toBe(status);
-        } finally {
-          proxy.slowAll(0);
-        }
-        const calls = proxy.calls.slice(before);
-        const named = new Map(calls.map((c) => [c, name(c)]));
-        return roundTrips(calls.map((c) => ({ ...c, operation: named.get(c) as string })));
-      };
+      const tripsOf = (send: () => Promise<{ statusCode: number }>, status = 200) =>
+        tripsWith(proxy, env, send, status);
       // No key: the allocation, the write-ahead block (UNKNOWN), the look for a VOID range holding
       // it (with a horizon of 0 the audit may judge the seqs at once: the stream's VOID-range key and,
       // for per-seq VOIDs from before sharding, its own key, side by side), [send], the outcomes.

@@ -11,12 +11,6 @@ import { decodeParts, encodeParts } from './history-codec.js';
 import { readAll } from './read-all.js';
 import { readShard, shardAttributes } from './shard-index.js';
 
-/**
- * Offset history: one item per group, topic and chunk of partitions (sort key `topic#w<chunk>`,
- * attribute `parts`), versioned so two overlapping runs cannot interleave their windows, nor
- * one delete what the other just saved. Items of the old shape (one per partition, sort key
- * `topic#<partition>`, attribute `window`) are read as legacy and removed once migrated.
- */
 /** Stored items as the history's items, and legacy entries of the old per-partition shape. */
 function parse(stored: readonly Record<string, unknown>[]): StoredHistory {
   const items: HistoryItem[] = [];
@@ -41,6 +35,12 @@ function parse(stored: readonly Record<string, unknown>[]): StoredHistory {
   return { items, legacy };
 }
 
+/**
+ * Offset history: one item per group, topic and chunk of partitions (sort key `topic#w<chunk>`,
+ * attribute `parts`), versioned so two overlapping runs cannot interleave their windows, nor
+ * one delete what the other just saved. Items of the old shape (one per partition, sort key
+ * `topic#<partition>`, attribute `window`) are read as legacy and removed once migrated.
+ */
 export function createOffsetHistory(
   client: DynamoDBDocumentClient,
   tableName: string,

@@ -168,7 +168,7 @@ function recordBounds(names: AnswerNames) {
       ? 0
       : Math.max(0, restProxyTimestamp(ms).length - widestTime);
   return (record: RecordInput | TallyError, id: string): number => {
-    const idBytes = idResultBytes(id);
+    const idBytes = resultBytesOfString(id);
     if (record instanceof TallyError) {
       return bytes({ kind: 'rejected', error: record }) + idBytes + separator;
     }
@@ -187,18 +187,6 @@ function digitsOf(size: number): number {
   let digits = 1;
   for (let n = size; n >= 10; n = Math.floor(n / 10)) digits++;
   return digits;
-}
-
-/**
- * `resultBytesOfString(id)` without making its text: a batch id is printable ASCII (batch-input
- * allows [0-9a-zA-Z_-]), which neither JSON string escapes, so its bytes are its length.
- */
-function idResultBytes(id: string): number {
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return resultBytesOfString(id);
-  }
-  return id.length;
 }
 
 export interface AnswerBound {
