@@ -180,7 +180,15 @@ function scramEntry(user: { readonly name: string; readonly password: string }):
 
 export function tail(file: string, lines = 30): string {
   try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+    const all = readFileSync(file, 'utf8').split('\n');
+    const last = all.slice(-lines);
+    // A broker that stops by itself logs why (an ERROR or FATAL line, a bind failure) long before
+    // the shutdown lines a tail shows: the first few such lines come first.
+    const why = all
+      .slice(0, -lines)
+      .filter((line) => / (ERROR|FATAL) |Exception/.test(line))
+      .slice(0, 5);
+    return [...(why.length > 0 ? [...why, '…'] : []), ...last].join('\n');
   } catch {
     return '(no log)';
   }
