@@ -232,7 +232,7 @@ describe('HTTP routes under fuzzing', { timeout: 600_000 }, () => {
                     ? inject('kafkaClusterId')
                     : name === 'topic_name'
                       ? fuzzing.topic
-                      : 'g',
+                      : fuzzing.group,
                 ),
               },
               { weight: 2, arbitrary: text },

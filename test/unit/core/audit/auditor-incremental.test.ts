@@ -47,7 +47,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 );
 
 describe('an incremental audit', () => {
-  it('finds what a full re-read of the ledger finds, over random publishes and rewrites', async () => {
+  // CPU-bound (150 generated runs): Vitest's default 5 s was crossed at load 33 on 2 cores. The
+  // limit allows for a loaded machine, so the test fails on a wrong answer, not on load.
+  it('finds what a full re-read of the ledger finds, over random publishes and rewrites', {
+    timeout: 60_000,
+  }, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60 }), async (ops) => {
         const full = createWorld(false);
