@@ -27,6 +27,8 @@ export interface NpmStartStack {
   readonly child: ChildProcess;
   readonly stdout: LineWatcher;
   readonly stderr: LineWatcher;
+  /** The command lines of its processes once it was ready (dynalite, serverless-offline, …). */
+  readonly processes: readonly string[];
   /** The tally-stack-* folders in its TMPDIR now (the stack's one while it runs). */
   stackFolders(): string[];
   /**
@@ -152,6 +154,7 @@ export async function startNpmStart(options: NpmStartOptions = {}): Promise<NpmS
     child,
     stdout,
     stderr,
+    processes: started.map((p) => p.command),
     stackFolders,
     stop,
   };

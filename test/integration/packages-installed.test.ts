@@ -376,6 +376,9 @@ console.log(JSON.stringify([await handler(event, context), await handler(event, 
 
   it('stops on SIGTERM to its process group: exit 0, its processes gone, its folder removed', async () => {
     expect(stack.stackFolders()).toHaveLength(1);
+    // What must be gone after: its DynamoDB API and serverless-offline at least.
+    expect(stack.processes.some((p) => p.includes('dynalite-server.ts'))).toBe(true);
+    expect(stack.processes.some((p) => p.includes('serverless.js offline start'))).toBe(true);
     expect(await stack.stop()).toEqual({ exit: [0, null], foldersLeft: [], processesLeft: [] });
   });
 });
