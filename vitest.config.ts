@@ -23,8 +23,10 @@ const FIRST = [
   'test/integration/publish-concurrency.test.ts',
   // The once guard's redeliveries (~25 s, 4 s of CPU); the lifecycle test's stacks follow.
   'test/integration/once.test.ts',
-  // Both packages packed and installed by npm, then three programs on the stack (~45 s, mostly
-  // npm and child processes waiting).
+  // Both packages packed and installed by npm while `npm start` starts (its serverless-offline
+  // bundles every function), then three programs and the README examples on it (39 s alone
+  // when it served the handlers in-process; 300 s alone on npm start at load 30, most of it
+  // serverless-offline's bundling).
   'test/integration/packages-installed.test.ts',
   // Months on an injected clock: about 100 s of one core, the unit group's longest.
   'test/simulation/core-audit-horizon.test.ts',

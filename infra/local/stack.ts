@@ -257,7 +257,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         kafkaBrokers,
         dynamodbEndpoint,
         workDir,
-        timeoutMs: 120_000,
+        // serverless-offline bundles every function before it answers: up to ~3 minutes on a
+        // 2-core machine at load 30 (several test runs at once); tests that start npm start wait
+        // longer (TALLY_LOCAL_API_START_SECONDS, docs/operations.md).
+        timeoutMs: (Number(env.TALLY_LOCAL_API_START_SECONDS ?? 120) || 120) * 1000,
         ...(options.gatewayTimeoutMs !== undefined && {
           gatewayTimeoutMs: options.gatewayTimeoutMs,
         }),

@@ -1,10 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type DynamoDbServer, startDynamoDbServer } from '../../infra/local/dynamodb-server.js';
-import { waitForDynamoDb } from '../../infra/local/readiness.js';
 import {
   type DocExample,
   docExamples,
@@ -15,7 +12,7 @@ import {
   type StackValues,
   shownOutputs,
 } from '../helpers/doc-examples.js';
-import { type LineWatcher, spawnTs, watchLines } from '../helpers/processes.js';
+import { type NpmStartStack, startNpmStart } from '../helpers/npm-start.js';
 
 // Docs are tests: every fenced example of README.md and docs/*.md is run here against `npm start`
 // (the shared broker, a DynamoDB API of its own, so the docs' `orders` and `billing` start
@@ -68,45 +65,20 @@ describe('the docs: every example is run, or marked with why not', () => {
 
 describe('the docs, run against npm start', { timeout: 240_000 }, () => {
   const work = mkdtempSync(join(tmpdir(), 'tally-docs-'));
-  let dynamodb: DynamoDbServer | undefined;
-  let child: ChildProcess | undefined;
-  let stderr: LineWatcher | undefined;
+  let npmStart: NpmStartStack | undefined;
   let stack: StackValues;
   let cluster = '';
   const runs = new Map<string, { run: ShellRun; cwd: string }>();
 
   beforeAll(async () => {
-    dynamodb = await startDynamoDbServer(work);
-    await waitForDynamoDb(dynamodb.endpoint, { timeoutMs: 30_000 });
-    child = spawnTs('infra/local/start.ts', {
-      ...process.env,
-      KAFKA_BROKERS: inject('kafkaBrokers'),
-      DYNAMODB_ENDPOINT: dynamodb.endpoint,
-    });
-    stderr = watchLines(child, 'stderr');
-    // serverless-offline bundles every function first: on a busy 2-core machine, a minute or more.
-    const ready = await watchLines(child)
-      .next(/^tally ready:/, 180_000)
-      .catch((error: unknown) => {
-        throw new Error(`${String(error)}\nnpm start's stderr:\n${stderr?.lines.join('\n')}`);
-      });
-    const field = (name: string) => new RegExp(`${name}=(\\S+)`).exec(ready)?.[1] ?? '';
-    stack = {
-      api: field('api'),
-      kafka: field('kafka'),
-      token: field('token'),
-      stateMachines: field('state-machines'),
-    };
-    const clusters = await fetch(`${stack.api}/v3/clusters`, {
-      headers: { authorization: `Bearer ${stack.token}` },
-    });
-    cluster = ((await clusters.json()) as { data: Array<{ cluster_id: string }> }).data[0]
-      ?.cluster_id as string;
-  }, 240_000);
+    // npm start on the shared broker, with a DynamoDB API of its own (test/helpers/npm-start.ts).
+    npmStart = await startNpmStart({ kafkaBrokers: inject('kafkaBrokers') });
+    stack = npmStart;
+    cluster = npmStart.clusterId;
+  }, 420_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await dynamodb?.process.stop();
+    await npmStart?.stop();
     rmSync(work, { recursive: true, force: true });
   });
 

@@ -1,33 +1,36 @@
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { APIGatewayProxyEventV2, Context, MSKEvent } from 'aws-lambda';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { MSKEvent } from 'aws-lambda';
 import { transform } from 'esbuild';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createReceiptsStore } from '../../functions/adapters/dynamodb/receipts-store.js';
+import type { AuditReport } from '../../functions/core/audit/ports.js';
 import type { BucketRow } from '../../functions/core/audit/stream-audit.js';
 import type { ReceiptBatch } from '../../functions/core/receipts/msk-receipts.js';
-import { auditNow } from '../helpers/audit-client.js';
-import { httpEvent, lambdaContext, TEST_TOKEN } from '../helpers/http-event.js';
+import { localDynamoDbClient, tableEnvironment } from '../../infra/local/local-tables.js';
 import { testKafka } from '../helpers/kafka.js';
 import { mskRecord } from '../helpers/msk-event.js';
+import { type NpmStartStack, startNpmStart } from '../helpers/npm-start.js';
 import { createTopic, readBack } from '../helpers/publish-client.js';
-import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
-// The packages as a team gets them: each packed (`npm pack`, which builds it), the tarballs
-// installed by npm into a fresh project outside the repository (its other dependencies pinned
-// to the repository's versions, so npm's cache serves them), and three programs of that project
-// run against the test stack's Kafka and DynamoDB and Tally's handlers behind a local HTTP
-// server: the client publishes (stream and batch) and looks a record up; an MSK-triggered handler
-// built with tallyOnce and the DynamoDB stores gets the records twice (a redelivery); a plain
-// kafkajs consumer posts its receipts over HTTP. Then the receipts, the suppression and the
-// audit's view of both groups are checked.
+// Issue 30's "done when": the packages as a team gets them, run against the stack a user gets
+// from `npm start`. Each package is packed (`npm pack`, which builds it) and the tarballs are
+// installed by npm into a fresh project outside the repository (its other dependencies pinned to
+// the repository's versions, so npm's cache serves them), while `npm start` starts (the test
+// run's broker, a DynamoDB API of its own, serverless-offline serving every function from
+// .esbuild/). Then the project's programs run against the URLs, token and tables it prints: the
+// client publishes (stream and batch) and looks a record up; an MSK-triggered handler built with
+// tallyOnce and the DynamoDB stores gets the records twice (a redelivery); a plain kafkajs
+// consumer posts its receipts over HTTP; and each README example runs as written, only its
+// placeholders filled. The receipts stored, the suppression and the audit's view of each group
+// (through the stack's HTTP audit route) are checked; last, the stack stops on SIGTERM.
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -41,94 +44,10 @@ const PINNED = [
   'kafkajs',
 ];
 
-type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
-interface Route {
-  readonly method: string;
-  readonly template: string;
-  readonly pattern: RegExp;
-  readonly handler: Handler;
-}
-
-/** Tally's HTTP routes the programs use, each event built as API Gateway builds it. */
-async function serveTally(): Promise<{ url: string; server: Server }> {
-  const route = (method: string, template: string, handler: Handler): Route => ({
-    method,
-    template,
-    handler,
-    pattern: new RegExp(
-      `^${template.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)').replace(/[.:]/g, '\\$&')}$`,
-    ),
-  });
-  const routes = [
-    route(
-      'GET',
-      '/v3/clusters',
-      (await import('../../functions/publish/clusters-handler.js')).handler,
-    ),
-    route(
-      'POST',
-      '/v3/clusters/{cluster_id}/topics/{topic_name}/records',
-      (await import('../../functions/publish/produce-handler.js')).handler,
-    ),
-    route(
-      'POST',
-      '/v3/clusters/{cluster_id}/topics/{topic_name}/records:batch',
-      (await import('../../functions/publish/batch-handler.js')).handler,
-    ),
-    route(
-      'GET',
-      '/v3/clusters/{cluster_id}/records/lookup',
-      (await import('../../functions/publish/lookup-handler.js')).handler,
-    ),
-    route(
-      'POST',
-      '/v3/clusters/{cluster_id}/receipts',
-      (await import('../../functions/receipts/http-handler.js')).handler,
-    ),
-  ];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const path = decodeURIComponent(url.pathname);
-      const found = routes
-        .map((r) => ({ r, m: r.method === req.method ? r.pattern.exec(path) : null }))
-        .find(({ m }) => m !== null);
-      if (found === undefined) {
-        res.writeHead(404).end('{"message":"no such route in this test"}');
-        return;
-      }
-      const routeKey = `${found.r.method} ${found.r.template}`;
-      const query = Object.fromEntries(url.searchParams);
-      const event = httpEvent({
-        routeKey,
-        pathParameters: { ...found.m?.groups },
-        headers: Object.fromEntries(
-          Object.entries(req.headers).map(([k, v]) => [
-            k,
-            Array.isArray(v) ? v.join(',') : (v ?? ''),
-          ]),
-        ),
-        ...(Object.keys(query).length > 0 && { query }),
-        ...(chunks.length > 0 && { body: Buffer.concat(chunks).toString() }),
-      });
-      const answer = (await found.r.handler(
-        {
-          ...event,
-          rawPath: url.pathname,
-          requestContext: {
-            ...event.requestContext,
-            http: { ...event.requestContext.http, method: found.r.method, path: url.pathname },
-          },
-        },
-        lambdaContext(),
-      )) as { statusCode: number; headers?: Record<string, string>; body?: string };
-      res.writeHead(answer.statusCode, answer.headers ?? {}).end(answer.body ?? '');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+interface Packed {
+  readonly size: number;
+  readonly unpackedSize: number;
+  readonly files: string[];
 }
 
 /** `npm pack` of a workspace package into `into`: the tarball's path and npm's size figures. */
@@ -147,84 +66,103 @@ async function pack(name: string, into: string) {
   return { ...info, tarball: join(into, info.filename.replace(/^@/, '').replace('/', '-')) };
 }
 
-describe('the packages, packed and installed in a fresh project', () => {
+/** Both packages packed into `work` and installed in `project`, with its programs written. */
+async function installProject(work: string, project: string): Promise<Record<string, Packed>> {
+  const sizes: Record<string, Packed> = {};
+  const tarballs = [];
+  for (const name of ['consumer', 'client']) {
+    const packed = await pack(name, work);
+    sizes[name] = {
+      size: packed.size,
+      unpackedSize: packed.unpackedSize,
+      files: packed.files.map((f) => f.path),
+    };
+    tarballs.push(packed.tarball);
+  }
+  const pinned = await Promise.all(
+    PINNED.map(async (name) => {
+      const manifest = JSON.parse(
+        await readFile(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'),
+      ) as { version: string };
+      return `${name}@${manifest.version}`;
+    }),
+  );
+  await run('mkdir', ['-p', project]);
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'team-project', private: true, type: 'module' }),
+  );
+  await run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...tarballs,
+      ...pinned,
+    ],
+    { cwd: project, timeout: 120_000 },
+  );
+  for (const [file, text] of Object.entries(PROGRAMS)) await writeFile(join(project, file), text);
+  for (const example of readmeExamples()) {
+    await writeFile(join(project, `${example.name}.ts`), example.code);
+    const { code } = await transform(example.code, { loader: 'ts', format: 'esm' });
+    await writeFile(join(project, `${example.name}.mjs`), code);
+  }
+  return sizes;
+}
+
+// npm start's serverless-offline bundles every function before it answers: on a busy 2-core
+// machine, a minute or more (npm pack and npm install run meanwhile).
+describe('the packages, packed and installed in a fresh project, against npm start', {
+  timeout: 150_000,
+}, () => {
   const admin: Admin = testKafka('tally-test-packages').admin();
   let work: string;
   let project: string;
-  let tally: { url: string; server: Server };
-  let env: Record<string, string>;
-  let lambdaGroup: string;
-  let kafkajsGroup: string;
-  const sizes: Record<string, { size: number; unpackedSize: number; files: string[] }> = {};
+  let stack: NpmStartStack;
+  let documents: DynamoDBDocumentClient;
+  let sizes: Record<string, Packed>;
 
   beforeAll(async () => {
-    lambdaGroup = uniqueName('pkg-lambda');
-    kafkajsGroup = uniqueName('pkg-kafkajs');
-    env = await usePublishEnv({ TALLY_RECEIPTS_GROUP: lambdaGroup });
     await admin.connect();
-    tally = await serveTally();
     work = await mkdtemp(join(tmpdir(), 'tally-packages-'));
     project = join(work, 'team-project');
-    const tarballs = [];
-    for (const name of ['consumer', 'client']) {
-      const packed = await pack(name, work);
-      sizes[name] = {
-        size: packed.size,
-        unpackedSize: packed.unpackedSize,
-        files: packed.files.map((f) => f.path),
-      };
-      tarballs.push(packed.tarball);
-    }
-    const pinned = await Promise.all(
-      PINNED.map(async (name) => {
-        const manifest = JSON.parse(
-          await readFile(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'),
-        ) as { version: string };
-        return `${name}@${manifest.version}`;
-      }),
-    );
-    await run('mkdir', ['-p', project]);
-    await writeFile(
-      join(project, 'package.json'),
-      JSON.stringify({ name: 'team-project', private: true, type: 'module' }),
-    );
-    await run(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--no-audit',
-        '--no-fund',
-        '--loglevel=error',
-        ...tarballs,
-        ...pinned,
-      ],
-      { cwd: project, timeout: 120_000 },
-    );
-    for (const [file, text] of Object.entries(PROGRAMS)) await writeFile(join(project, file), text);
-    for (const example of readmeExamples()) {
-      await writeFile(join(project, `${example.name}.ts`), example.code);
-      const { code } = await transform(example.code, { loader: 'ts', format: 'esm' });
-      await writeFile(join(project, `${example.name}.mjs`), code);
-    }
-  }, 150_000);
+    const started = startNpmStart({ kafkaBrokers: inject('kafkaBrokers') });
+    // Whichever fails first, the other is still awaited: no stack left running, no npm child.
+    const [stackResult, installResult] = await Promise.allSettled([
+      started,
+      installProject(work, project),
+    ]);
+    if (stackResult.status === 'fulfilled') stack = stackResult.value;
+    if (stackResult.status === 'rejected') throw stackResult.reason;
+    if (installResult.status === 'rejected') throw installResult.reason;
+    sizes = installResult.value;
+    documents = DynamoDBDocumentClient.from(localDynamoDbClient(stack.dynamodb));
+  }, 420_000);
 
   afterAll(async () => {
-    await new Promise<void>((resolve) => tally?.server.close(() => resolve()));
+    await stack?.stop();
+    documents?.destroy();
     await admin.disconnect();
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  /** What a program of the team's project gets: the stack's endpoints, tables and Tally's URL. */
+  /** What a program of the team's project gets: what npm start printed, and its tables. */
   const programEnv = () => ({
     PATH: process.env.PATH ?? '',
-    ...env,
-    TALLY_URL: tally.url,
-    TALLY_TOKEN: TEST_TOKEN,
+    AWS_REGION: 'us-east-1',
+    KAFKA_BROKERS: stack.kafka,
+    DYNAMODB_ENDPOINT: stack.dynamodb,
+    ...tableEnvironment(stack.tables),
+    TALLY_URL: stack.api,
+    TALLY_TOKEN: stack.token,
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
     // The README's clients are built with no endpoint, as in Lambda: the SDK's own setting.
-    AWS_ENDPOINT_URL_DYNAMODB: env.DYNAMODB_ENDPOINT ?? '',
+    AWS_ENDPOINT_URL_DYNAMODB: stack.dynamodb,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   const program = async (file: string, extra: Record<string, string> = {}) => {
@@ -235,14 +173,53 @@ describe('the packages, packed and installed in a fresh project', () => {
     });
     return JSON.parse(stdout.trim().split('\n').pop() ?? '{}');
   };
+  /** The receipts in npm start's receipts table, read with the functions' own store. */
   const storedReceipts = async (group: string, topic: string) => {
-    const { receiptsRuntime } = await import('../../functions/receipts/runtime.js');
     const batches: ReceiptBatch[] = [];
-    await (await receiptsRuntime()).store.forEachBatch(group, topic, (b) => batches.push(b));
+    const store = createReceiptsStore(documents, stack.tables.ReceiptsTable as string);
+    await store.forEachBatch(group, topic, (b) => batches.push(b));
     return batches;
   };
+  /** POST /v3/clusters/{cluster_id}/audits on npm start's API: each group's bucket totals. */
+  const auditTotals = async (topic: string, groups: string[]) => {
+    const answer = await fetch(`${stack.api}/v3/clusters/${stack.clusterId}/audits`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ topic, groups }),
+    });
+    const text = await answer.text();
+    expect(answer.status, text).toBe(200);
+    const [stream] = (JSON.parse(text) as AuditReport).streams;
+    expect(stream?.stream).toBe(topic);
+    const total = (
+      group: string,
+      pick: (b: BucketRow) => Readonly<Record<string, number>> | undefined,
+    ) => (stream?.buckets ?? []).reduce((n, b) => n + (pick(b)?.[group] ?? 0), 0);
+    return Object.fromEntries(
+      groups.map((group) => [
+        group,
+        {
+          processed: total(group, (b) => b.processed),
+          redelivered: total(group, (b) => b.redelivered),
+          suppressed: total(group, (b) => b.suppressed),
+          actedTwice: total(group, (b) => b.actedTwice),
+        },
+      ]),
+    );
+  };
+  const mskEvent = (topic: string, records: Awaited<ReturnType<typeof readBack>>): MSKEvent => ({
+    eventSource: 'aws:kafka',
+    eventSourceArn: 'arn:aws:kafka:eu-west-1:123456789012:cluster/local/1',
+    bootstrapServers: stack.kafka,
+    records: { [`${topic}-0`]: records.map((r) => mskRecord(topic, r)) },
+  });
 
   it('installs with types, and runs the client, an MSK Lambda handler and a kafkajs consumer', async () => {
+    // npm start on the test run's broker, with tables of its own.
+    expect(stack.kafka).toBe(inject('kafkaBrokers'));
+    expect(stack.clusterId).toBe(inject('kafkaClusterId'));
+    expect(stack.dynamodb).not.toBe(inject('dynamodbEndpoint'));
+    expect(stack.tables.ReceiptsTable).toBe('kafka-tally-local-receipts');
     // What npm packed: the bundle, its declarations, the README; no sources, no tests.
     for (const name of ['consumer', 'client']) {
       expect(sizes[name]?.files).toEqual(
@@ -264,9 +241,11 @@ describe('the packages, packed and installed in a fresh project', () => {
       cwd: project,
     });
 
+    const lambdaGroup = uniqueName('pkg-lambda');
+    const kafkajsGroup = uniqueName('pkg-kafkajs');
     const topic = await createTopic(admin, 1);
     const published = await program('publish.mjs', { TOPIC: topic });
-    expect(published.clusterId).toBe(inject('kafkaClusterId'));
+    expect(published.clusterId).toBe(stack.clusterId);
     expect(
       published.stream.records.map((r: { outcome: string; seq: number }) => [r.outcome, r.seq]),
     ).toEqual([
@@ -294,13 +273,7 @@ describe('the packages, packed and installed in a fresh project', () => {
 
     // The MSK event source's batch, delivered twice (a redelivery, as after a failed commit).
     const records = await readBack(topic, 6);
-    const event: MSKEvent = {
-      eventSource: 'aws:kafka',
-      eventSourceArn: 'arn:aws:kafka:eu-west-1:123456789012:cluster/local/1',
-      bootstrapServers: inject('kafkaBrokers'),
-      records: { [`${topic}-0`]: records.map((r) => mskRecord(topic, r)) },
-    };
-    await writeFile(join(project, 'event.json'), JSON.stringify(event));
+    await writeFile(join(project, 'event.json'), JSON.stringify(mskEvent(topic, records)));
     const lambda = await program('lambda.mjs', { GROUP: lambdaGroup });
     expect(lambda.answers).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
     expect(lambda.acted).toEqual([1, 2, 3, 4, 5, 6]);
@@ -319,25 +292,20 @@ describe('the packages, packed and installed in a fresh project', () => {
     expect(lambdaReceipts).toContainEqual({ ...common, seqs: [[1, 6]] });
     // The redelivery: suppressed by tallyOnce, receipted as such.
     expect(lambdaReceipts).toContainEqual({ ...common, seqs: [], suppressed: [[1, 6]] });
+    // Posted to npm start's receipts route, stored in its table.
     expect((await stored(kafkajsGroup)).flatMap((b) => b.seqs)).toEqual([[1, 6]]);
 
     // The audit sees both groups: everything processed, the redelivery and its suppression.
-    const [stream] = (await auditNow(topic, [lambdaGroup, kafkajsGroup])).streams;
-    const total = (
-      group: string,
-      pick: (b: BucketRow) => Readonly<Record<string, number>> | undefined,
-    ) => (stream?.buckets ?? []).reduce((n, b) => n + (pick(b)?.[group] ?? 0), 0);
-    expect(total(lambdaGroup, (b) => b.processed)).toBe(6);
-    expect(total(lambdaGroup, (b) => b.redelivered)).toBe(6);
-    expect(total(lambdaGroup, (b) => b.suppressed)).toBe(6);
-    expect(total(lambdaGroup, (b) => b.actedTwice)).toBe(0);
-    expect(total(kafkajsGroup, (b) => b.processed)).toBe(6);
-  }, 120_000);
+    expect(await auditTotals(topic, [lambdaGroup, kafkajsGroup])).toEqual({
+      [lambdaGroup]: { processed: 6, redelivered: 6, suppressed: 6, actedTwice: 0 },
+      [kafkajsGroup]: { processed: 6, redelivered: 0, suppressed: 0, actedTwice: 0 },
+    });
+  });
 
   it('runs each README example as written, only its placeholders filled', async () => {
     // The READMEs' TypeScript blocks type-check in the team's project (tsc above includes them).
     const topic = await createTopic(admin, 1);
-    const base = { TOPIC: topic, TALLY_CLUSTER_ID: inject('kafkaClusterId') };
+    const base = { TOPIC: topic, TALLY_CLUSTER_ID: stack.clusterId };
 
     // The client's example: a keyed produce, a batch, a lookup; it prints each ACKED place.
     const { stdout } = await run(process.execPath, ['readme-client-1.mjs'], {
@@ -352,13 +320,7 @@ describe('the packages, packed and installed in a fresh project', () => {
     expect(records.map((r) => r.headers?.['tally.seq']?.toString())).toEqual(['1', '2', '3']);
 
     // The MSK Lambda's example, its handler invoked twice with the same batch (a redelivery).
-    const event: MSKEvent = {
-      eventSource: 'aws:kafka',
-      eventSourceArn: 'arn:aws:kafka:eu-west-1:123456789012:cluster/local/1',
-      bootstrapServers: inject('kafkaBrokers'),
-      records: { [`${topic}-0`]: records.map((r) => mskRecord(topic, r)) },
-    };
-    await writeFile(join(project, 'readme-event.json'), JSON.stringify(event));
+    await writeFile(join(project, 'readme-event.json'), JSON.stringify(mskEvent(topic, records)));
     await writeFile(
       join(project, 'invoke-readme-consumer-1.mjs'),
       `import { readFileSync } from 'node:fs';
@@ -371,7 +333,7 @@ console.log(JSON.stringify([await handler(event, context), await handler(event, 
     const invoked = await run(process.execPath, ['invoke-readme-consumer-1.mjs'], {
       cwd: project,
       timeout: 60_000,
-      env: { ...programEnv(), ...base, ONCE_TABLE: env.TALLY_ONCE_TABLE ?? '' },
+      env: { ...programEnv(), ...base, ONCE_TABLE: stack.tables.OnceTable ?? '' },
     });
     expect(JSON.parse(invoked.stdout.trim().split('\n').pop() ?? '')).toEqual([
       { batchItemFailures: [] },
@@ -406,7 +368,19 @@ console.log(JSON.stringify([await handler(event, context), await handler(event, 
       child.kill('SIGTERM');
     }
     expect(stderr).not.toMatch(/Error/);
-  }, 150_000);
+    expect(await auditTotals(topic, ['billing', group])).toEqual({
+      billing: { processed: 3, redelivered: 3, suppressed: 3, actedTwice: 0 },
+      [group]: { processed: 3, redelivered: 0, suppressed: 0, actedTwice: 0 },
+    });
+  });
+
+  it('stops on SIGTERM to its process group: exit 0, its processes gone, its folder removed', async () => {
+    expect(stack.stackFolders()).toHaveLength(1);
+    // What must be gone after: its DynamoDB API and serverless-offline at least.
+    expect(stack.processes.some((p) => p.includes('dynalite-server.ts'))).toBe(true);
+    expect(stack.processes.some((p) => p.includes('serverless.js offline start'))).toBe(true);
+    expect(await stack.stop()).toEqual({ exit: [0, null], foldersLeft: [], processesLeft: [] });
+  });
 });
 
 /** What a README example needs filled before it runs here: each placeholder must be in it. */
