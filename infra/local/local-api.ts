@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startGatewayFront } from './gateway-front.js';
 import { readHttpRoutes } from './gateway-routes.js';
@@ -28,6 +29,8 @@ export interface LocalApi {
   readonly process: ManagedProcess;
   /** Stops the gateway front (serverless-offline is stopped through `process`). */
   close(): Promise<void>;
+  /** Removes this API's bundles (`.esbuild/local/<stack>`): after `process` has stopped. */
+  removeBundles(): void;
 }
 
 /**
@@ -37,6 +40,10 @@ export interface LocalApi {
  */
 export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi> {
   const [httpPort, lambdaPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  // Each local API bundles into a folder of its own (serverless.yml's outputWorkFolder): two
+  // stacks started from one checkout at once (tests do) would otherwise write and remove each
+  // other's handlers in the one .esbuild/.
+  const bundles = join('.esbuild', 'local', basename(options.workDir));
   const api = await ManagedProcess.start({
     name: 'local API (serverless-offline)',
     command: process.execPath,
@@ -71,6 +78,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       SLS_TELEMETRY_DISABLED: '1',
       SLS_NOTIFICATIONS_MODE: 'off',
+      TALLY_ESBUILD_WORK_FOLDER: bundles,
       ...options.env,
     },
   });
@@ -89,6 +97,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     lambdaUrl: `http://127.0.0.1:${lambdaPort}`,
     process: api,
     close: front.close,
+    removeBundles: () => rmSync(join(ROOT, bundles), { recursive: true, force: true }),
   };
 }
 

@@ -98,6 +98,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   process.on('exit', killAll);
 
   const closers: Array<() => Promise<void>> = [];
+  let removeBundles = () => {};
   const stop = async () => {
     stopping = true;
     try {
@@ -106,6 +107,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     } finally {
       process.removeListener('exit', killAll);
       rmSync(workDir, { recursive: true, force: true });
+      removeBundles();
     }
   };
 
@@ -281,6 +283,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       });
       processes.push(api.process);
       closers.push(api.close);
+      removeBundles = api.removeBundles;
       apiUrl = api.url;
       lambdaUrl = api.lambdaUrl;
       log(

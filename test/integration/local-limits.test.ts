@@ -78,6 +78,7 @@ describe('the local HTTP API enforces API Gateway and Lambda limits', { timeout:
     if (paused && dynamodb) process.kill(dynamodb.process.pid, 'SIGCONT');
     await api?.close();
     await api?.process.stop();
+    api?.removeBundles();
     await dynamodb?.process.stop();
     rmSync(workDir, { recursive: true, force: true });
   });

@@ -16,7 +16,12 @@ const serverless = parse(readFileSync(`${ROOT}serverless.yml`, 'utf8')) as {
   functions: Record<string, { handler: string }>;
   custom: { esbuild: Record<string, unknown> & { exclude: string[] } };
 };
-const { exclude, outputFileExtension: _ext, ...esbuildOptions } = serverless.custom.esbuild;
+const {
+  exclude,
+  outputFileExtension: _ext,
+  outputWorkFolder: _work,
+  ...esbuildOptions
+} = serverless.custom.esbuild;
 
 // 400 KB until issue 31 (the sharded ledger, VOID ranges, paged answers and the answer bound
 // added ~15 KB to the publish and audit functions); 420 KB until issue 32 bundled the AWS SDK
