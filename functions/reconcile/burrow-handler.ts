@@ -1,13 +1,19 @@
 // Burrow's read API (its httpserver/kafka.go routes) from the latest reconcile reports, so Burrow
 // dashboards and exporters work against Tally: /burrow/admin, /v3/kafka, /v3/kafka/{cluster},
 // …/consumer, …/consumer/{group}, …/status, …/lag, …/topic, …/topic/{topic}, …/consumers; and
-// its read-only /v3/config tree and GET /v3/admin/loglevel from Tally's settings.
+// its read-only /v3/config tree and GET /v3/admin/loglevel from Tally's settings. The consumer
+// list is whole, as Burrow answers it, while it fits Lambda's 6 MB response; past that 413 naming
+// `?limit=&cursor=`, by which it comes in pages with a `next` link (Tally's extension).
 import {
+  type BurrowRequest,
+  burrowError,
+  CONSUMER_PAGES,
   clusterDetail,
   clusterList,
   clusterName,
   consumerDetail,
   consumerList,
+  consumerListPage,
   consumerStatus,
   isCluster,
   notFound,
@@ -18,7 +24,11 @@ import {
 } from '../core/reconcile/offsets/burrow-answers.js';
 import { configAnswer, logLevel } from '../core/reconcile/offsets/burrow-config.js';
 import type { GroupReport } from '../core/reconcile/ports.js';
+import { InvalidInputError } from '../core/shared/errors.js';
+import { encodeCursor, type PageRequest } from '../core/shared/pages.js';
 import { httpHandler, json } from '../platform/http.js';
+import type { HttpEvent } from '../platform/http-event.js';
+import { nextLink, pageRequest } from '../platform/http-pages.js';
 import { logger } from '../platform/log.js';
 import { reconcileRuntime } from '../reconciling/runtime.js';
 
@@ -42,6 +52,22 @@ function unknownCluster(kind?: string, item?: string, sub?: string): string {
   if (kind === 'consumer' && item) return 'cluster or consumer not found';
   if (kind === 'topic' && item && sub === undefined) return 'cluster or topic not found';
   return 'cluster not found';
+}
+
+/**
+ * `?limit=&cursor=` of the consumer list (Tally's extension; Burrow has no pages): a page and its
+ * `next` link, or a bad limit or cursor as Burrow's error body (400) naming it.
+ */
+function consumerPage(event: HttpEvent, path: string, request: BurrowRequest, groups: string[]) {
+  let page: PageRequest;
+  try {
+    page = pageRequest(event, CONSUMER_PAGES);
+  } catch (error) {
+    if (error instanceof InvalidInputError) return burrowError(request, 400, error.message);
+    throw error;
+  }
+  const link = (last: string) => nextLink(event, path, encodeCursor(last), page.limit) as string;
+  return consumerListPage(request, groups, page, link);
 }
 
 export const handler = httpHandler('read', async (event) => {
@@ -97,8 +123,13 @@ export const handler = httpHandler('read', async (event) => {
     return answer(clusterDetail(request, servers));
   }
   if (kind === 'consumer') {
-    if (item === undefined)
-      return answer(consumerList(request, [...(await rt.reports.reportedGroups()).keys()]));
+    if (item === undefined) {
+      const groups = [...(await rt.reports.reportedGroups()).keys()];
+      const query = event.queryStringParameters ?? {};
+      if (query.limit === undefined && query.cursor === undefined)
+        return answer(consumerList(request, groups));
+      return answer(consumerPage(event, path, request, groups));
+    }
     const report = await latest(item);
     if (statusOf) {
       return answer(consumerStatus(request, cluster, item, report, sub === 'lag'));
