@@ -17,6 +17,7 @@ import {
   consumerStatus,
   isCluster,
   notFound,
+  type TopicsSeen,
   topicConsumers,
   topicDetail,
   topicList,
@@ -31,6 +32,9 @@ import type { HttpEvent } from '../platform/http-event.js';
 import { nextLink, pageRequest } from '../platform/http-pages.js';
 import { logger } from '../platform/log.js';
 import { reconcileRuntime } from '../reconciling/runtime.js';
+
+/** Latest reports read at once by the topic routes. */
+const READ_BATCH = 32;
 
 function decodeSegment(segment: string): string | undefined {
   try {
@@ -114,11 +118,21 @@ export const handler = httpHandler('read', async (event) => {
   }
   const latest = async (group: string) =>
     (await rt.reports.latestGroupReport(group)) as GroupReport | undefined;
-  const allReports = async () => {
+  // Every reported group's latest report, READ_BATCH at a time, folded into the topics' summary
+  // as read: at most a batch of reports is held, not every group's (docs/limits.md).
+  const topicsOfAll = async () => {
     const groups = [...(await rt.reports.reportedGroups()).keys()];
-    const reports = await Promise.all(groups.map(latest));
-    return reports.filter((r): r is GroupReport => r !== undefined);
+    const topics: TopicsSeen = new Map();
+    for (let i = 0; i < groups.length; i += READ_BATCH) {
+      const reports = await Promise.all(groups.slice(i, i + READ_BATCH).map(latest));
+      topicsOf(
+        reports.filter((r): r is GroupReport => r !== undefined),
+        topics,
+      );
+    }
+    return topics;
   };
+
   if (kind === undefined) {
     return answer(clusterDetail(request, servers));
   }
@@ -137,7 +151,7 @@ export const handler = httpHandler('read', async (event) => {
     if (report === undefined) return answer(notFound(request, 'cluster or consumer not found'));
     return answer(consumerDetail(request, report));
   }
-  const topics = topicsOf(await allReports());
+  const topics = await topicsOfAll();
   if (item === undefined) return answer(topicList(request, topics.keys()));
   const topic = topics.get(item);
   if (sub === 'consumers') {

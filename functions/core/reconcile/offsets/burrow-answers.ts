@@ -250,9 +250,14 @@ export function consumerStatus(
   return ok(request, 'consumer status returned', { status: burrowStatus(cluster, report, all) });
 }
 
-/** What the reports say of the cluster's topics: log end per partition, groups reading each. */
-export function topicsOf(reports: readonly GroupReport[]) {
-  const topics = new Map<string, { ends: number[]; groups: Set<string> }>();
+/** Per topic: the log end per partition and the groups reading it. */
+export type TopicsSeen = Map<string, { ends: number[]; groups: Set<string> }>;
+
+/**
+ * What the reports say of the cluster's topics: log end per partition, groups reading each,
+ * added to `topics` (so reports read a batch at a time fold into one map).
+ */
+export function topicsOf(reports: readonly GroupReport[], topics: TopicsSeen = new Map()) {
   for (const report of reports) {
     for (const p of report.partitions) {
       const topic = topics.get(p.topic) ?? { ends: [], groups: new Set<string>() };

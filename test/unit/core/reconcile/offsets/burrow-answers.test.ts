@@ -211,6 +211,8 @@ describe('the cluster and topic answers', () => {
       partitions: [partition({ partition: 1, logEnd: 150 }), partition({ topic: 'refunds' })],
     };
     const topics = topicsOf([report, other]);
+    // Read a batch at a time and folded into one map: the same summary.
+    expect(topicsOf([other], topicsOf([report]))).toEqual(topics);
     expect([...topics.keys()]).toEqual(['orders', 'refunds']);
     expect(topics.get('orders')).toEqual({
       ends: [100, 150],
