@@ -520,13 +520,53 @@ export const openApiDocument: OpenApiDocument = {
       ref('BurrowNotFound'),
       [burrowCluster],
     ),
-    '/v3/kafka/{cluster}/consumer': burrowGet(
-      'burrowConsumers',
-      'Consumer groups',
-      ref('BurrowNames'),
-      ref('BurrowNotFound'),
-      [burrowCluster],
-    ),
+    '/v3/kafka/{cluster}/consumer': {
+      get: {
+        operationId: 'burrowConsumers',
+        summary: 'Consumer groups: whole, as Burrow answers, or by pages',
+        description:
+          "Burrow answers the whole list; so does Tally while it fits Lambda's 6,291,556-byte response, and answers 413 past that. With `limit` or `cursor` (Tally's extension) a page of the groups in the list's order, ending earlier where the next id would take it past that limit, with `next`, the link to the page after.",
+        tags: ['burrow'],
+        security: read,
+        parameters: [
+          burrowCluster,
+          {
+            name: 'cursor',
+            in: 'query',
+            description:
+              'the cursor in the `next` link of the page before (opaque); without it, the first page',
+            schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,4096}$' },
+          },
+          {
+            name: 'limit',
+            in: 'query',
+            description:
+              'groups per page (default 10,000, at most 20,000: 5.2 MB at 255-character ids)',
+            schema: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
+          },
+        ],
+        responses: {
+          '200': ok("Burrow's answer, or a page of it", {
+            anyOf: [ref('BurrowNames'), ref('BurrowConsumerPage')],
+          }),
+          ...errors({
+            '400': {
+              description: "a bad `limit` or `cursor`, in Burrow's error body (message names it)",
+              content: json(ref('BurrowError')),
+            },
+            '404': {
+              description: "Burrow's not-found answer (Tally's own errors otherwise)",
+              content: json({ anyOf: [ref('BurrowNotFound'), ref('Error')] }),
+            },
+            '413': {
+              description:
+                "the whole list is over Lambda's 6,291,556-byte response: Burrow's error body naming the limit and `?limit=&cursor=`",
+              content: json(ref('BurrowError')),
+            },
+          }),
+        },
+      },
+    },
     '/v3/kafka/{cluster}/consumer/{group}': burrowGet(
       'burrowConsumer',
       "A group's partitions and offsets",

@@ -548,6 +548,15 @@ const burrowSchemas: Record<string, Schema> = {
       ['class-name', 'servers', 'client-profile', 'topic-refresh', 'offset-refresh'],
     ),
   }),
+  BurrowError: {
+    ...burrow({}, { const: true }),
+    description: "Burrow's error body (`writeErrorResponse`)",
+  },
+  BurrowConsumerPage: {
+    ...burrow({ consumers: list(str), next: nullable(str) }),
+    description:
+      "a page of the consumer list (Tally's extension, with `?limit=` or `cursor`): `next` is the link to the page after, null on the last",
+  },
   BurrowNames: {
     oneOf: [burrow({ consumers: list(str) }), burrow({ topics: list(str) })],
     description: 'a list of consumer groups or of topics',

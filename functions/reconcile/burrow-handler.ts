@@ -1,16 +1,23 @@
 // Burrow's read API (its httpserver/kafka.go routes) from the latest reconcile reports, so Burrow
 // dashboards and exporters work against Tally: /burrow/admin, /v3/kafka, /v3/kafka/{cluster},
 // …/consumer, …/consumer/{group}, …/status, …/lag, …/topic, …/topic/{topic}, …/consumers; and
-// its read-only /v3/config tree and GET /v3/admin/loglevel from Tally's settings.
+// its read-only /v3/config tree and GET /v3/admin/loglevel from Tally's settings. The consumer
+// list is whole, as Burrow answers it, while it fits Lambda's 6 MB response; past that 413 naming
+// `?limit=&cursor=`, by which it comes in pages with a `next` link (Tally's extension).
 import {
+  type BurrowRequest,
+  burrowError,
+  CONSUMER_PAGES,
   clusterDetail,
   clusterList,
   clusterName,
   consumerDetail,
   consumerList,
+  consumerListPage,
   consumerStatus,
   isCluster,
   notFound,
+  type TopicsSeen,
   topicConsumers,
   topicDetail,
   topicList,
@@ -18,9 +25,16 @@ import {
 } from '../core/reconcile/offsets/burrow-answers.js';
 import { configAnswer, logLevel } from '../core/reconcile/offsets/burrow-config.js';
 import type { GroupReport } from '../core/reconcile/ports.js';
+import { InvalidInputError } from '../core/shared/errors.js';
+import { encodeCursor, type PageRequest } from '../core/shared/pages.js';
 import { httpHandler, json } from '../platform/http.js';
+import type { HttpEvent } from '../platform/http-event.js';
+import { nextLink, pageRequest } from '../platform/http-pages.js';
 import { logger } from '../platform/log.js';
 import { reconcileRuntime } from '../reconciling/runtime.js';
+
+/** Latest reports read at once by the topic routes. */
+const READ_BATCH = 32;
 
 function decodeSegment(segment: string): string | undefined {
   try {
@@ -42,6 +56,22 @@ function unknownCluster(kind?: string, item?: string, sub?: string): string {
   if (kind === 'consumer' && item) return 'cluster or consumer not found';
   if (kind === 'topic' && item && sub === undefined) return 'cluster or topic not found';
   return 'cluster not found';
+}
+
+/**
+ * `?limit=&cursor=` of the consumer list (Tally's extension; Burrow has no pages): a page and its
+ * `next` link, or a bad limit or cursor as Burrow's error body (400) naming it.
+ */
+function consumerPage(event: HttpEvent, path: string, request: BurrowRequest, groups: string[]) {
+  let page: PageRequest;
+  try {
+    page = pageRequest(event, CONSUMER_PAGES);
+  } catch (error) {
+    if (error instanceof InvalidInputError) return burrowError(request, 400, error.message);
+    throw error;
+  }
+  const link = (last: string) => nextLink(event, path, encodeCursor(last), page.limit) as string;
+  return consumerListPage(request, groups, page, link);
 }
 
 export const handler = httpHandler('read', async (event) => {
@@ -88,17 +118,32 @@ export const handler = httpHandler('read', async (event) => {
   }
   const latest = async (group: string) =>
     (await rt.reports.latestGroupReport(group)) as GroupReport | undefined;
-  const allReports = async () => {
+  // Every reported group's latest report, READ_BATCH at a time, folded into the topics' summary
+  // as read: at most a batch of reports is held, not every group's (docs/limits.md).
+  const topicsOfAll = async () => {
     const groups = [...(await rt.reports.reportedGroups()).keys()];
-    const reports = await Promise.all(groups.map(latest));
-    return reports.filter((r): r is GroupReport => r !== undefined);
+    const topics: TopicsSeen = new Map();
+    for (let i = 0; i < groups.length; i += READ_BATCH) {
+      const reports = await Promise.all(groups.slice(i, i + READ_BATCH).map(latest));
+      topicsOf(
+        reports.filter((r): r is GroupReport => r !== undefined),
+        topics,
+      );
+    }
+    return topics;
   };
+
   if (kind === undefined) {
     return answer(clusterDetail(request, servers));
   }
   if (kind === 'consumer') {
-    if (item === undefined)
-      return answer(consumerList(request, [...(await rt.reports.reportedGroups()).keys()]));
+    if (item === undefined) {
+      const groups = [...(await rt.reports.reportedGroups()).keys()];
+      const query = event.queryStringParameters ?? {};
+      if (query.limit === undefined && query.cursor === undefined)
+        return answer(consumerList(request, groups));
+      return answer(consumerPage(event, path, request, groups));
+    }
     const report = await latest(item);
     if (statusOf) {
       return answer(consumerStatus(request, cluster, item, report, sub === 'lag'));
@@ -106,7 +151,7 @@ export const handler = httpHandler('read', async (event) => {
     if (report === undefined) return answer(notFound(request, 'cluster or consumer not found'));
     return answer(consumerDetail(request, report));
   }
-  const topics = topicsOf(await allReports());
+  const topics = await topicsOfAll();
   if (item === undefined) return answer(topicList(request, topics.keys()));
   const topic = topics.get(item);
   if (sub === 'consumers') {

@@ -373,14 +373,47 @@ table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{text-align:left;padding:3px 6px;border-bottom:1px solid #eef0f3;vertical-align:top}
 th{font-size:12px;color:#5b6472;font-weight:500}td.none{color:#8a93a0;font-style:italic}
 ul{margin:0;padding-left:16px}
+nav.pages{margin:12px 0;color:#5b6472}nav.pages a{margin-left:12px;font-weight:600;color:var(--info)}
 `;
 
-/** The report as a complete, self-contained HTML document. */
-export function renderAuditHtml(report: AuditReport): string {
+/**
+ * Which streams of the report a page shows (its `streams` are those): the first one's index in
+ * the report, how many the report has, and the links to the first and next pages.
+ */
+export interface HtmlPage {
+  readonly first: number;
+  readonly total: number;
+  readonly firstPage?: string | undefined;
+  readonly next?: string | undefined;
+}
+
+/** "streams 21–40 of 200" with the links to the first and next pages, when there are others. */
+function pageNav(page: HtmlPage, shown: number): Markup | string {
+  if (page.first === 0 && page.next === undefined) return '';
+  const [from, to] = [page.first + 1, page.first + shown];
+  const span = shown === 0 ? 'none' : from === to ? num(from) : `${num(from)}–${num(to)}`;
+  const links = [
+    page.first > 0 && page.firstPage !== undefined
+      ? html`<a class="first" href="${page.firstPage}">first page</a>`
+      : '',
+    page.next === undefined
+      ? ''
+      : html`<a class="next" rel="next" href="${page.next}">next page</a>`,
+  ];
+  return html`<nav class="pages">streams ${span} of ${num(page.total)} ${links}</nav>`;
+}
+
+/**
+ * The report as a complete, self-contained HTML document: of the report's streams, or (with
+ * `page`) of one page of them, with links to the first and next pages.
+ */
+export function renderAuditHtml(report: AuditReport, pages?: HtmlPage): string {
+  const first = pages?.first ?? 0;
   const streams = report.streams.map(
     (s, i) =>
-      html`<section class="stream"><h2>Stream ${s.stream}</h2>${tiles(s)}<div class="chart">${chart(bucketChart(s, i))}</div><div class="wide">${bucketTable(s)}</div>${findings(s)}</section>`,
+      html`<section class="stream"><h2>Stream ${s.stream}</h2>${tiles(s)}<div class="chart">${chart(bucketChart(s, first + i))}</div><div class="wide">${bucketTable(s)}</div>${findings(s)}</section>`,
   );
+  const nav = pages === undefined ? '' : pageNav(pages, report.streams.length);
   const progress = report.complete
     ? 'log read to its end'
     : 'log NOT read to its end: the next run continues from the checkpoint; nothing is judged lost yet';
@@ -396,9 +429,11 @@ export function renderAuditHtml(report: AuditReport): string {
 <body>
 <h1>Audit of <code>${report.topic}</code></h1>
 <p class="meta">at <time datetime="${report.at}">${report.at}</time> · ${progress} · ${num(report.scanned)} records read by this run, ${num(report.scannedTotal)} by all runs · ${num(report.untracked)} untracked · ${num(report.unread)} removed before any audit read them · ${num(report.settled.landed)} UNKNOWN settled as landed, ${num(report.settled.notWritten)} as not written</p>
+${nav}
 <h2>Records per layer</h2>
 <div class="chart">${chart(streamChart(report))}</div>
 ${streams}
+${nav}
 </body>
 </html>
 `;

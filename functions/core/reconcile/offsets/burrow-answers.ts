@@ -1,3 +1,4 @@
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../rest-proxy/answer-bound.js';
 import type { GroupReport, PartitionReport } from '../ports.js';
 
 // Burrow's HTTP JSON shapes (v3 API), so existing Burrow dashboards read Tally's reports.
@@ -106,8 +107,93 @@ export function clusterDetail(request: BurrowRequest, servers: readonly string[]
   });
 }
 
-export function consumerList(request: BurrowRequest, groups: readonly string[]): BurrowAnswer {
-  return ok(request, 'consumer list returned', { consumers: [...groups].sort() });
+/**
+ * Pages of the consumer list (Tally's extension: Burrow answers it whole): `limit` groups
+ * (default 10,000, at most 20,000: 5.2 MB at 255 characters each) after the cursor's group.
+ */
+export const CONSUMER_PAGES = { defaultLimit: 10_000, maxLimit: 20_000 } as const;
+
+/**
+ * The most bytes a consumer list may take in the function's result: Lambda's response limit
+ * (6,291,556 bytes; the body is JSON inside the result, so a `"` takes two bytes) less 64 KiB
+ * for the status, headers and what the runtime adds.
+ */
+export const CONSUMER_LIST_BYTES = LAMBDA_RESPONSE_LIMIT_BYTES - 64 * 1024;
+
+/** Bytes a body takes in the function's result: its JSON, as a JSON string. */
+const resultBytes = (body: object) => Buffer.byteLength(JSON.stringify(JSON.stringify(body)));
+/** Bytes one group id adds to the list in the result (its quotes escaped, and a comma). */
+const idBytes = (id: string) => Buffer.byteLength(JSON.stringify(JSON.stringify(id))) - 1;
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/** A refusal in Burrow's error shape (`writeErrorResponse`): `error`, `message`, `request`. */
+export const burrowError = (
+  request: BurrowRequest,
+  statusCode: number,
+  message: string,
+): BurrowAnswer => ({ statusCode, body: { error: true, message, request } });
+
+/**
+ * Burrow's consumer list, whole, as Burrow answers it, while it fits Lambda's response
+ * (`budget`); past that 413 in Burrow's error shape naming the limit and the query that pages it.
+ */
+export function consumerList(
+  request: BurrowRequest,
+  groups: readonly string[],
+  budget = CONSUMER_LIST_BYTES,
+): BurrowAnswer {
+  const answer = ok(request, 'consumer list returned', { consumers: [...groups].sort() });
+  const bytes = resultBytes(answer.body);
+  if (bytes <= budget) return answer;
+  return burrowError(
+    request,
+    413,
+    `the consumer list of ${fmt(groups.length)} groups would be ${fmt(bytes)} bytes, over Lambda's response limit of ${fmt(LAMBDA_RESPONSE_LIMIT_BYTES)} bytes: read it by pages with ?limit=&cursor= (limit 1 to ${fmt(CONSUMER_PAGES.maxLimit)}, default ${fmt(CONSUMER_PAGES.defaultLimit)}; no cursor for the first page, then the \`next\` link of each page)`,
+  );
+}
+
+/**
+ * One page of the consumer list (Tally's extension): the `limit` groups after `after` (a group
+ * id; undefined: from the first) in the list's order, ending earlier where the next id would
+ * take the answer past `budget`, and `next`, the link to the page after (`link(last id)`), or
+ * null on the last. A cursor that is not a group id is 400 naming `cursor`.
+ */
+export function consumerListPage(
+  request: BurrowRequest,
+  groups: readonly string[],
+  page: { readonly after: unknown; readonly limit: number },
+  link: (lastId: string) => string,
+  budget = CONSUMER_LIST_BYTES,
+): BurrowAnswer {
+  const { after, limit } = page;
+  if (after !== undefined && typeof after !== 'string') {
+    return burrowError(
+      request,
+      400,
+      'cursor: not a cursor of the consumer list; pass the one in the `next` link of the page before unchanged',
+    );
+  }
+  const sorted = [...groups].sort();
+  const from = after === undefined ? 0 : sorted.findIndex((g) => g > after);
+  const start = from < 0 ? sorted.length : from;
+  // What the answer takes besides its ids, with the longest next link it could carry.
+  const longestLink = link('x'.repeat(Math.max(0, ...sorted.map((g) => g.length)) * 4));
+  let bytes = resultBytes({
+    ...ok(request, 'consumer list returned', {}).body,
+    consumers: [],
+    next: longestLink,
+  });
+  let end = start;
+  while (end < sorted.length && end - start < limit) {
+    const more = idBytes(sorted[end] as string);
+    if (bytes + more > budget && end > start) break;
+    bytes += more;
+    end++;
+  }
+  const consumers = sorted.slice(start, end);
+  const last = consumers.at(-1);
+  const next = end < sorted.length && last !== undefined ? link(last) : null;
+  return ok(request, 'consumer list returned', { consumers, next });
 }
 
 /**
@@ -164,9 +250,14 @@ export function consumerStatus(
   return ok(request, 'consumer status returned', { status: burrowStatus(cluster, report, all) });
 }
 
-/** What the reports say of the cluster's topics: log end per partition, groups reading each. */
-export function topicsOf(reports: readonly GroupReport[]) {
-  const topics = new Map<string, { ends: number[]; groups: Set<string> }>();
+/** Per topic: the log end per partition and the groups reading it. */
+export type TopicsSeen = Map<string, { ends: number[]; groups: Set<string> }>;
+
+/**
+ * What the reports say of the cluster's topics: log end per partition, groups reading each,
+ * added to `topics` (so reports read a batch at a time fold into one map).
+ */
+export function topicsOf(reports: readonly GroupReport[], topics: TopicsSeen = new Map()) {
   for (const report of reports) {
     for (const p of report.partitions) {
       const topic = topics.get(p.topic) ?? { ends: [], groups: new Set<string>() };

@@ -5,6 +5,7 @@ import {
   clusterName,
   consumerDetail,
   consumerList,
+  consumerListPage,
   consumerStatus,
   isCluster,
   maxLagPartition,
@@ -210,6 +211,8 @@ describe('the cluster and topic answers', () => {
       partitions: [partition({ partition: 1, logEnd: 150 }), partition({ topic: 'refunds' })],
     };
     const topics = topicsOf([report, other]);
+    // Read a batch at a time and folded into one map: the same summary.
+    expect(topicsOf([other], topicsOf([report]))).toEqual(topics);
     expect([...topics.keys()]).toEqual(['orders', 'refunds']);
     expect(topics.get('orders')).toEqual({
       ends: [100, 150],
@@ -226,6 +229,56 @@ describe('the cluster and topic answers', () => {
     });
     expect(topicConsumers(request, new Set(['search', 'billing'])).body).toMatchObject({
       consumers: ['billing', 'search'],
+    });
+  });
+
+  describe('the consumer list by pages', () => {
+    const ids = Array.from({ length: 50 }, (_, i) => `g-${String(49 - i).padStart(2, '0')}`);
+    const bytes = (body: object) => Buffer.byteLength(JSON.stringify(JSON.stringify(body)));
+    const link = (last: string) => `/next?after=${last}`;
+
+    it("answers the whole list while it fits the budget, else 413 in Burrow's error body", () => {
+      const whole = consumerList(request, ids);
+      expect(whole.statusCode).toBe(200);
+      const size = bytes(whole.body);
+      expect(consumerList(request, ids, size).statusCode).toBe(200);
+      const refused = consumerList(request, ids, size - 1);
+      expect(refused.statusCode).toBe(413);
+      expect(Object.keys(refused.body)).toEqual(['error', 'message', 'request']);
+      expect(refused.body).toMatchObject({ error: true, request });
+      expect((refused.body as { message: string }).message).toContain(
+        `the consumer list of 50 groups would be ${size.toLocaleString('en-US')} bytes`,
+      );
+    });
+
+    it('pages in order after the cursor, ending a page early by its bytes, every id once', () => {
+      const budget = 400;
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 50; pages++) {
+        const page = consumerListPage(request, ids, { after, limit: 30 }, link, budget);
+        expect(page.statusCode).toBe(200);
+        expect(bytes(page.body)).toBeLessThanOrEqual(budget);
+        const { consumers, next } = page.body as { consumers: string[]; next: string | null };
+        expect(consumers.length).toBeGreaterThan(0);
+        expect(consumers.length).toBeLessThan(30);
+        seen.push(...consumers);
+        if (next === null) break;
+        expect(next).toBe(link(consumers.at(-1) as string));
+        after = consumers.at(-1);
+      }
+      expect(seen).toEqual([...ids].sort());
+      // Without a budget to speak of: pages of `limit`.
+      const full = consumerListPage(request, ids, { after: undefined, limit: 30 }, link);
+      expect((full.body as { consumers: string[] }).consumers).toHaveLength(30);
+      // A cursor that is no group id; one past the last: an empty last page.
+      const bad = consumerListPage(request, ids, { after: { at: 3 }, limit: 30 }, link);
+      expect(bad).toMatchObject({ statusCode: 400, body: { error: true, request } });
+      expect((bad.body as { message: string }).message).toMatch(/^cursor: /);
+      expect(consumerListPage(request, ids, { after: 'h', limit: 30 }, link).body).toMatchObject({
+        consumers: [],
+        next: null,
+      });
     });
   });
 });
