@@ -21,8 +21,31 @@ export function testKafka(clientId: string): Kafka {
  * refused, as admin.setOffsets refuses it.
  */
 export async function setOffsets(
-  { groupId, topic, partitions }: { groupId: string; topic: string; partitions: SeekEntry[] },
+  entry: { groupId: string; topic: string; partitions: SeekEntry[] },
   kafka = testKafka('tally-test-set-offsets'),
+): Promise<void> {
+  // On a fresh or loaded broker the group's coordinator may not be settled yet ("This is not the
+  // correct coordinator for this group", seen at load ~20): asked again until it is, for 60 s.
+  const until = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await setOffsetsOnce(entry, kafka);
+    } catch (error) {
+      const e = error as {
+        type?: string;
+        originalError?: { type?: string };
+        cause?: { type?: string };
+      };
+      const type = e.type ?? e.originalError?.type ?? e.cause?.type ?? '';
+      if (!/COORDINATOR|LOAD_IN_PROGRESS/.test(type) || Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+async function setOffsetsOnce(
+  { groupId, topic, partitions }: { groupId: string; topic: string; partitions: SeekEntry[] },
+  kafka: Kafka,
 ): Promise<void> {
   const member = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
   await member.connect();
