@@ -2,10 +2,12 @@ import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import type { OutgoingRecord } from '../../core/publish/ports.js';
 import { beforeDeadline, type Deadline } from '../../core/shared/deadline.js';
 import { DependencyUnavailableError } from '../../core/shared/errors.js';
+import { withInitRetry } from './init-retry.js';
 import { createLeaderGuard, heldIn, type LeaderGuard, NO_PARTITION } from './leader-guard.js';
 import { offsetsOf } from './record-sender.js';
 import {
   commitRuledOut,
+  fenceMayRetry,
   kafkaErrorType,
   reasonOf,
   TransactionInDoubtError,
@@ -29,9 +31,17 @@ import {
 //   is 300 ms by default. kafkajs cannot back off per error, so the whole retrier starts at 10 ms
 //   and doubles up to 1 s: a back-to-back transaction waits tens of ms, a leader election still
 //   gets ~4 s of retries, and the request's deadline bounds it all.
+// - InitProducerId is retried by kafkajs's default retrier whatever the client or producer says
+//   (300 ms first backoff in production), and a fence of an id whose transaction is open always
+//   waits for one retry at least: init-retry.ts gives it the same retrier as the rest (fence of
+//   an open transaction on three local brokers: median 1485 ms before, see docs/transactions.md).
+// - InitProducerId gives up at once on a connection error (a coordinator that just died, before
+//   the controller moved its partitions): `fence` tries again until its deadline.
 
 /** The producer's retrier: see above. Kafka's Java client backs off 20 ms on this error. */
 const TXN_RETRY = { retries: 10, initialRetryTime: 10, maxRetryTime: 1000, multiplier: 2 };
+/** Backoff between fencing attempts (a coordinator moving after its broker died takes seconds). */
+const FENCE_BACKOFF = { firstMs: 100, maxMs: 1000 };
 /** Rounds of regrouping a transaction's records by leader (a leader moved before any was sent). */
 const MAX_ROUNDS = 3;
 
@@ -71,15 +81,18 @@ export function createTransactionalProducer(kafka: Kafka, options: Transactional
 
   function open(): Incarnation {
     const guard = createLeaderGuard();
-    const producer = kafka.producer({
-      transactionalId: txnId,
-      transactionTimeout: options.transactionTimeoutMs,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: guard.partitioner,
-      retry: TXN_RETRY,
-    });
+    // The idempotent producer id connect() allocates is initialised with TXN_RETRY too.
+    const producer = withInitRetry(TXN_RETRY, () =>
+      kafka.producer({
+        transactionalId: txnId,
+        transactionTimeout: options.transactionTimeoutMs,
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: guard.partitioner,
+        retry: TXN_RETRY,
+      }),
+    );
     const connected = producer.connect();
     connected.catch(() => {});
     opened += 1;
@@ -98,7 +111,10 @@ export function createTransactionalProducer(kafka: Kafka, options: Transactional
   /** The transaction begun: on a new producer, after InitProducerId, which fences older ones. */
   async function begin(incarnation: Incarnation, deadline: Deadline): Promise<Transaction> {
     await beforeDeadline(incarnation.connected, deadline, 'connecting to Kafka');
-    return beforeDeadline(incarnation.producer.transaction(), deadline, 'initialising the id');
+    // kafkajs makes the transactional id's InitProducerId retrier in the first transaction() call.
+    const beginning = withInitRetry(TXN_RETRY, () => incarnation.producer.transaction());
+    beginning.catch(() => {});
+    return beforeDeadline(beginning, deadline, 'initialising the id');
   }
 
   /** Sends every message inside `txn`, one send per leader broker; offsets in order. */
@@ -135,7 +151,11 @@ export function createTransactionalProducer(kafka: Kafka, options: Transactional
           const outcomes = offsetsOf(group, await beforeDeadline(sending, deadline, 'producing'));
           outcomes.forEach((outcome, i) => {
             if (outcome.status !== 'ACKED') throw new Error(outcome.message);
-            placed.set(group[i] as Message, outcome);
+            // The place only: the outcome also carries its status, which is no offset's.
+            placed.set(group[i] as Message, {
+              partition: outcome.partition,
+              offset: outcome.offset,
+            });
           });
         } catch (error) {
           // Held before any attempt went out: sent again next round, to its leader then. Once an
@@ -235,16 +255,32 @@ export function createTransactionalProducer(kafka: Kafka, options: Transactional
     fence: (deadline: Deadline) =>
       inTurn(async () => {
         if (current) retire(current, 'fencing');
-        current = open();
-        const incarnation = current;
-        try {
-          await (await begin(incarnation, deadline)).abort(); // no partitions: no EndTxn is sent
-        } catch (error) {
-          retire(incarnation, `fencing failed: ${kafkaErrorType(error)}`);
-          throw new DependencyUnavailableError(
-            `the transactional id ${txnId} could not be initialised (${kafkaErrorType(error)}): nothing was sent under it`,
-            { cause: error, retryAfterSeconds: 1 },
-          );
+        for (let attempt = 1, backoffMs = FENCE_BACKOFF.firstMs; ; attempt++) {
+          current = open();
+          const incarnation = current;
+          try {
+            await (await begin(incarnation, deadline)).abort(); // no partitions: no EndTxn is sent
+            return;
+          } catch (error) {
+            retire(incarnation, `fencing failed: ${kafkaErrorType(error)}`);
+            // A coordinator that died is named by FindCoordinator until the controller moves its
+            // partitions (broker.session.timeout.ms), and kafkajs gives up InitProducerId on the
+            // first connection error: try again while the deadline allows.
+            if (fenceMayRetry(error) && deadline.remainingMs() > backoffMs) {
+              options.log('warn', 'fencing the transactional id again', {
+                txnId,
+                attempt,
+                error: kafkaErrorType(error),
+              });
+              await new Promise((resolve) => setTimeout(resolve, backoffMs));
+              backoffMs = Math.min(backoffMs * 2, FENCE_BACKOFF.maxMs);
+              continue;
+            }
+            throw new DependencyUnavailableError(
+              `the transactional id ${txnId} could not be initialised (${kafkaErrorType(error)}, attempt ${attempt}): nothing was sent under it`,
+              { cause: error, retryAfterSeconds: 1 },
+            );
+          }
         }
       }),
     async close() {

@@ -120,3 +120,25 @@ export function reasonOf(error: unknown, commitSent: boolean): TxnFailureReason 
 export function commitRuledOut(error: unknown): boolean {
   return FENCED.has(kafkaErrorType(error));
 }
+
+/** The innermost error, through kafkajs's wrappers (KafkaJSNonRetriableError, retries exceeded). */
+function innermost(error: unknown): { retriable?: boolean; name?: string } | undefined {
+  let current = error as { cause?: unknown; retriable?: boolean; name?: string } | undefined;
+  for (let depth = 0; depth < 5 && current?.cause && typeof current.cause === 'object'; depth++) {
+    current = current.cause as typeof current;
+  }
+  return current;
+}
+
+/**
+ * Whether initialising a transactional id again may succeed where this attempt failed: not past the
+ * request's deadline, and not an answer Kafka marks final (an authorization failure, a transaction
+ * timeout above the brokers' maximum). Connection errors, request timeouts, a coordinator moving or
+ * loading, CONCURRENT_TRANSACTIONS past kafkajs's retries: yes.
+ */
+export function fenceMayRetry(error: unknown): boolean {
+  if (error instanceof DeadlineExceeded) return false;
+  return (
+    innermost(error)?.retriable !== false || kafkaErrorType(error) === 'CONCURRENT_TRANSACTIONS'
+  );
+}
