@@ -35,6 +35,8 @@ const FIRST = [
   'test/integration/reconcile-burrow-scenarios.test.ts',
   'test/integration/faults-broker-restart.test.ts',
   'test/integration/fuzz-http.test.ts',
+  // A three-node cluster of its own and six transaction failure cases (~120 s alone, CPU-heavy).
+  'test/integration/txn-faults.test.ts',
   'test/integration/serverless-package.test.ts',
   // A stack of its own (npm start's code) running every runnable example of the docs (~70 s).
   'test/integration/docs-examples.test.ts',
