@@ -1,8 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { AuditReport } from '../../../../functions/core/audit/ports.js';
+import type { CheckpointJson } from '../../../../functions/core/audit/topic-log.js';
 import {
   AuditWorld,
   applyInStep,
+  GROUP,
   MINUTE,
   type Op,
   opArbs,
@@ -42,6 +45,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   fc.record({ kind: fc.constant('duplicate' as const), stream: fc.nat(1), pick: fc.nat(50) }),
   { weight: 2, arbitrary: opArbs.receive },
+  { weight: 2, arbitrary: opArbs.count },
   { weight: 3, arbitrary: opArbs.wait },
   { weight: 3, arbitrary: fc.constant({ kind: 'audit' as const }) },
 );
@@ -150,5 +154,76 @@ describe('an incremental audit', () => {
     expect(folded).toEqual(await full.audit());
     expect(folded.streams[0]?.processed).toEqual({ billing: 101 });
     expect(world.receiptsRead).toBe(1);
+  });
+
+  it('reads only the count-only receipts written since its last run (less the lag), as a full read counts', async () => {
+    const full = createWorld(false);
+    const world = createWorld(true);
+    const both = (op: Op) => {
+      full.apply(op);
+      world.apply(op);
+    };
+    const report = async () => {
+      const [a, b] = [await world.audit(), await full.audit()];
+      expect(a).toEqual(b);
+      return a;
+    };
+    const total = (r: AuditReport) =>
+      r.topicBuckets.reduce((n, row) => n + (row.counted[GROUP] ?? 0), 0);
+    for (let i = 0; i < 100; i++) both({ kind: 'count', buckets: [[i % 30, 1]] });
+    both({ kind: 'wait', minutes: 5 });
+    expect(total(await report())).toBe(100);
+    expect(world.countsRead).toBe(100); // first run: every post
+    // One dated 40 s before it is stored (within the lag), one for a bucket a day old.
+    both({ kind: 'count', buckets: [[0, 2]] });
+    both({ kind: 'count', buckets: [[0, 3]], lateSeconds: 40 });
+    both({ kind: 'count', buckets: [[1440, 4]] });
+    both({ kind: 'wait', minutes: 15 });
+    world.countsRead = 0;
+    full.countsRead = 0;
+    expect(total(await report())).toBe(109);
+    expect([world.countsRead, full.countsRead]).toEqual([3, 103]);
+    // Two hours on, every bucket is past the retention and folded into the first row.
+    both({ kind: 'wait', minutes: 120 });
+    world.countsRead = 0;
+    const folded = await report();
+    expect(world.countsRead).toBe(0);
+    expect(folded.topicBuckets).toEqual([
+      expect.objectContaining({ inLog: 0, counted: { [GROUP]: 109 } }),
+    ]);
+    both({ kind: 'count', buckets: [[0, 5]] });
+    both({ kind: 'wait', minutes: 5 });
+    world.countsRead = 0;
+    expect(total(await report())).toBe(114);
+    expect(world.countsRead).toBe(1);
+    // What the checkpoint carries of them: one total and the one bucket since the fold.
+    expect(world.checkpoint?.state.counted?.groups).toEqual([
+      [GROUP, expect.any(Number), 109, expect.any(Number), [expect.any(Number), 5]],
+    ]);
+  });
+
+  it('reads a checkpoint written before counts were carried whole once, then only what is new', async () => {
+    const world = createWorld(true);
+    for (let i = 0; i < 50; i++) world.apply({ kind: 'count', buckets: [[i % 10, 1]] });
+    world.apply({ kind: 'wait', minutes: 5 });
+    await world.audit();
+    // As the code before this change saved it: no carried counts.
+    const saved = world.checkpoint as { state: CheckpointJson; version: number };
+    expect(saved.state.counted).toBeDefined();
+    const { counted: _, ...older } = saved.state;
+    saved.state = older;
+    world.apply({ kind: 'count', buckets: [[0, 7]] });
+    world.apply({ kind: 'wait', minutes: 5 });
+    world.countsRead = 0;
+    const first = await world.audit();
+    expect(world.countsRead).toBe(51);
+    world.apply({ kind: 'count', buckets: [[0, 1]] });
+    world.apply({ kind: 'wait', minutes: 5 });
+    world.countsRead = 0;
+    const second = await world.audit();
+    expect(world.countsRead).toBe(1);
+    const sum = (r: AuditReport) =>
+      r.topicBuckets.reduce((n, row) => n + (row.counted[GROUP] ?? 0), 0);
+    expect([sum(first), sum(second)]).toEqual([57, 58]);
   });
 });
