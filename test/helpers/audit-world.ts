@@ -62,6 +62,8 @@ export interface WorldOptions {
   readonly incremental?: boolean;
   /** Passed as the request's ledgerLagMs when set. */
   readonly ledgerLagMs?: number;
+  /** The request's bucketMs (default 5 minutes). */
+  readonly bucketMs?: number;
   /** The receipts are also read by write time (forEachBatchSince); default: `incremental`. */
   readonly incrementalReceipts?: boolean;
 }
@@ -375,7 +377,7 @@ export class AuditWorld {
       streams: STREAMS,
       scanDeadlineAt: this.now + MINUTE,
       horizonMs: 10 * MINUTE,
-      bucketMs: 5 * MINUTE,
+      bucketMs: this.options.bucketMs ?? 5 * MINUTE,
       retentionMs: 60 * MINUTE,
       ...(ledgerLagMs !== undefined && { ledgerLagMs }),
       ...(fanOut && { fanOut: { slices: fanOut } }),

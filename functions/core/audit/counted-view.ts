@@ -1,9 +1,11 @@
 // What the audit has folded of a topic's count-only receipts (Chaperone-style `{start, end,
 // count}` buckets), per group, carried in its checkpoint so that a run reads only the posts
 // written since the last one (the receipts table's sort key starts with the write time), as
-// receipts-view.ts does for seq receipts. Per group: a count per time bucket from `foldedBefore`
-// on, and one total of the buckets before it (folded as the topic's log buckets are, when they
-// end by the retention horizon): it grows with the horizon's buckets, never with the posts.
+// receipts-view.ts does for seq receipts. Per group: a count per time bucket, and one total of
+// the buckets folded: those that ended by the retention horizon (as the topic's log buckets are
+// folded) and those a report can no longer list one by one (older than the newest REPORT_ROWS
+// starts among the log's buckets and the group's: new starts only come above, or fall below too).
+// So it holds at most REPORT_ROWS buckets a group after each run, never more with the posts.
 
 /** One group's counts: per bucket start (ms) from the fold on, and the total before it. */
 export interface GroupCounts {
@@ -11,6 +13,8 @@ export interface GroupCounts {
   older: number;
   /** The earliest bucket start folded into `older` (undefined: none folded). */
   olderSince: number | undefined;
+  /** The latest end of a bucket folded because no report lists it any more (ms). */
+  olderUntil?: number | undefined;
 }
 
 export interface CountedViewJson {
@@ -21,7 +25,14 @@ export interface CountedViewJson {
    * (start less the previous pair's start, count), which gzip to a few bytes a bucket.
    */
   readonly groups: Array<
-    [group: string, upTo: number, older: number, olderSince: number | null, buckets: number[]]
+    [
+      group: string,
+      upTo: number,
+      older: number,
+      olderSince: number | null,
+      buckets: number[],
+      olderUntil?: number,
+    ]
   >;
 }
 
@@ -59,7 +70,7 @@ export class CountedView {
 
   constructor(json?: CountedViewJson) {
     this.foldedBefore = json?.foldedBefore ?? 0;
-    for (const [group, upTo, older, olderSince, flat] of json?.groups ?? []) {
+    for (const [group, upTo, older, olderSince, flat, olderUntil] of json?.groups ?? []) {
       const buckets = new Map<number, number>();
       let start = 0;
       for (let i = 0; i + 1 < flat.length; i += 2) {
@@ -68,7 +79,7 @@ export class CountedView {
       }
       this.#groups.set(group, {
         upTo,
-        counts: { buckets, older, olderSince: olderSince ?? undefined },
+        counts: { buckets, older, olderSince: olderSince ?? undefined, olderUntil },
       });
     }
   }
@@ -100,6 +111,27 @@ export class CountedView {
     for (const { counts } of this.#groups.values()) foldCounts(counts, before);
   }
 
+  /**
+   * Folds each group's buckets older than the newest `rows` starts among `logStarts` and its
+   * own: a report lists only the newest `rows` starts (links.ts, topicBuckets), and starts leave
+   * only from the bottom (the retention's fold), so these are summed in its first row for good.
+   */
+  foldUnlisted(logStarts: Iterable<number>, rows: number, bucketMs: number): void {
+    const log = [...logStarts];
+    for (const { counts } of this.#groups.values()) {
+      if (counts.buckets.size === 0) continue;
+      const starts = [...new Set([...log, ...counts.buckets.keys()])].sort((a, b) => b - a);
+      if (starts.length <= rows) continue;
+      const listedFrom = starts[rows - 1] as number;
+      for (const [start, n] of counts.buckets) {
+        if (start >= listedFrom) continue;
+        counts.buckets.delete(start);
+        addCount(counts, start, n, Number.POSITIVE_INFINITY);
+        counts.olderUntil = Math.max(counts.olderUntil ?? 0, start + bucketMs);
+      }
+    }
+  }
+
   /** Folds every bucket held (the checkpoint's backstop when it does not fit its item). */
   foldAll(bucketMs: number): void {
     let last = Number.NEGATIVE_INFINITY;
@@ -123,6 +155,8 @@ export class CountedView {
           sum.older += part.older;
           sum.olderSince = Math.min(sum.olderSince ?? part.olderSince, part.olderSince);
         }
+        if (part.olderUntil !== undefined)
+          sum.olderUntil = Math.max(sum.olderUntil ?? 0, part.olderUntil);
       }
       reported.set(group, sum);
     }
@@ -139,7 +173,14 @@ export class CountedView {
           flat.push(start - previous, counts.buckets.get(start) as number);
           previous = start;
         }
-        return [group, upTo, counts.older, counts.olderSince ?? null, flat];
+        return [
+          group,
+          upTo,
+          counts.older,
+          counts.olderSince ?? null,
+          flat,
+          ...(counts.olderUntil === undefined ? [] : [counts.olderUntil]),
+        ] as CountedViewJson['groups'][number];
       }),
     };
   }

@@ -111,12 +111,14 @@ export function topicBuckets(
   const counted = new Map<number, Record<string, number>>();
   const older = { inLog: state.olderInLog, counted: {} as Record<string, number> };
   let countsSince = Number.POSITIVE_INFINITY;
+  let countsUntil = 0;
   for (const [group, c] of counts) {
     for (const [start, n] of c.buckets) {
       const row = counted.get(start) ?? {};
       row[group] = (row[group] ?? 0) + n;
       counted.set(start, row);
     }
+    countsUntil = Math.max(countsUntil, c.olderUntil ?? 0);
     if (c.olderSince === undefined) continue;
     older.counted[group] = c.older;
     countsSince = Math.min(countsSince, c.olderSince);
@@ -150,6 +152,7 @@ export function topicBuckets(
   const until = Math.max(
     state.foldedBefore,
     countsFolded ? state.counted.foldedBefore : 0,
+    countsUntil,
     (unlisted[unlisted.length - 1] ?? 0) + request.bucketMs,
   );
   return [
