@@ -10,6 +10,7 @@ import type {
 import type { SeqRange } from '../../functions/core/audit/seq-ranges.js';
 import type { CheckpointJson } from '../../functions/core/audit/topic-log.js';
 import type { LedgerBlock } from '../../functions/core/publish/ports.js';
+import type { BucketCount } from '../../functions/core/receipts/receipts-input.js';
 import type { RecordOutcome } from '../../functions/core/shared/outcomes.js';
 import { scanRefusedAfter } from './scan-after.js';
 
@@ -45,6 +46,11 @@ export type Op =
       lateSeconds?: number;
       suppressed?: boolean;
     }
+  /**
+   * A count-only receipt of the group for the topic: per bucket, how many minutes before now it
+   * starts (a minute long) and its count; dated `lateSeconds` before it is stored.
+   */
+  | { kind: 'count'; buckets: Array<[agoMinutes: number, count: number]>; lateSeconds?: number }
   | { kind: 'untracked'; partition: number }
   | { kind: 'wait'; minutes: number }
   | { kind: 'audit' };
@@ -56,6 +62,8 @@ export interface WorldOptions {
   readonly incremental?: boolean;
   /** Passed as the request's ledgerLagMs when set. */
   readonly ledgerLagMs?: number;
+  /** The request's bucketMs (default 5 minutes). */
+  readonly bucketMs?: number;
   /** The receipts are also read by write time (forEachBatchSince); default: `incremental`. */
   readonly incrementalReceipts?: boolean;
 }
@@ -66,6 +74,13 @@ interface WorldReceipt {
   readonly receivedAt: number;
   readonly storedAt: number;
   readonly suppressed: boolean;
+}
+
+/** A stored count-only receipt: its buckets, when it is dated (its sort key) and stored. */
+interface WorldCounts {
+  readonly buckets: BucketCount[];
+  readonly writtenAt: number;
+  readonly storedAt: number;
 }
 
 /** What two worlds' reports can be compared on: all but the timings. */
@@ -80,6 +95,8 @@ export class AuditWorld {
   readonly blocks = new Map<string, Map<number, LedgerBlock>>();
   readonly partitions: ScannedRecord[][];
   readonly receipts = new Map<string, WorldReceipt[]>();
+  /** The group's count-only receipts for the topic, as posted. */
+  readonly counted: WorldCounts[] = [];
   readonly counters = new Map<string, { lastSeq: number; updatedAt: number }>();
   checkpoint: { state: CheckpointJson; version: number } | undefined;
   /** Slice → the reads still allowed before its deadline (undefined: no limit). */
@@ -89,6 +106,8 @@ export class AuditWorld {
   fullReads = 0;
   /** Receipts handed over by the audit's receipt reads. */
   receiptsRead = 0;
+  /** Count-only receipts (posts) handed over by the audit's reads. */
+  countsRead = 0;
   #turn = 0;
 
   constructor(readonly options: WorldOptions) {
@@ -184,6 +203,17 @@ export class AuditWorld {
         this.receipts.set(stream, stored);
         return;
       }
+      case 'count':
+        this.counted.push({
+          buckets: op.buckets.map(([ago, n]) => ({
+            start: new Date(this.now - ago * MINUTE).toISOString(),
+            end: new Date(this.now - (ago - 1) * MINUTE).toISOString(),
+            count: n,
+          })),
+          writtenAt: this.now - (op.lateSeconds ?? 0) * 1000,
+          storedAt: this.now,
+        });
+        return;
       case 'untracked':
         this.append(op.partition % count, {});
         return;
@@ -230,6 +260,12 @@ export class AuditWorld {
         : (this.receipts.get(stream) ?? [])
             .filter((r) => r.storedAt <= this.now && r.receivedAt > after)
             .sort((a, b) => a.receivedAt - b.receivedAt);
+    const posts = (group: string, after: number) =>
+      group !== GROUP
+        ? []
+        : this.counted
+            .filter((c) => c.storedAt <= this.now && c.writtenAt > after)
+            .sort((a, b) => a.writtenAt - b.writtenAt);
     const batch = (r: WorldReceipt) =>
       r.suppressed ? { seqs: [], suppressed: [r.run] } : { seqs: [r.run] };
     const port: AuditPorts['receipts'] = {
@@ -239,13 +275,24 @@ export class AuditWorld {
           onBatch(batch(r));
         }
       },
-      counts: async () => [],
+      counts: async (group) =>
+        posts(group, Number.NEGATIVE_INFINITY).flatMap((c) => {
+          this.countsRead++;
+          return c.buckets;
+        }),
     };
     if (this.options.incrementalReceipts ?? this.options.incremental)
       port.forEachBatchSince = async (group, stream, after, onBatch) => {
         for (const r of batches(group, stream, after ?? Number.NEGATIVE_INFINITY)) {
           this.receiptsRead++;
           onBatch(batch(r), r.receivedAt);
+        }
+      };
+    if (this.options.incrementalReceipts ?? this.options.incremental)
+      port.countsSince = async (group, _topic, after, onCounts) => {
+        for (const c of posts(group, after ?? Number.NEGATIVE_INFINITY)) {
+          this.countsRead++;
+          onCounts(c.buckets, c.writtenAt);
         }
       };
     return port;
@@ -330,7 +377,7 @@ export class AuditWorld {
       streams: STREAMS,
       scanDeadlineAt: this.now + MINUTE,
       horizonMs: 10 * MINUTE,
-      bucketMs: 5 * MINUTE,
+      bucketMs: this.options.bucketMs ?? 5 * MINUTE,
       retentionMs: 60 * MINUTE,
       ...(ledgerLagMs !== undefined && { ledgerLagMs }),
       ...(fanOut && { fanOut: { slices: fanOut } }),
@@ -389,6 +436,21 @@ export const opArbs = {
       suppressed: fc.boolean(),
     },
     { requiredKeys: ['kind', 'stream', 'pick', 'size'] },
+  ),
+  /** A count-only receipt of one to three buckets, up to a day old, mostly recent. */
+  count: fc.record(
+    {
+      kind: fc.constant('count' as const),
+      buckets: fc.array(
+        fc.tuple(
+          fc.oneof({ weight: 4, arbitrary: fc.nat(30) }, fc.integer({ min: 31, max: 1440 })),
+          fc.nat(50),
+        ),
+        { minLength: 1, maxLength: 3 },
+      ),
+      lateSeconds: fc.integer({ min: 0, max: 59 }),
+    },
+    { requiredKeys: ['kind', 'buckets'] },
   ),
   wait: fc.record({ kind: fc.constant('wait' as const), minutes: fc.integer({ min: 1, max: 40 }) }),
 };

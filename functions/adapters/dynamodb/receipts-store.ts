@@ -7,8 +7,31 @@ import { forEachPage, readPartition } from './read-all.js';
 
 const BATCH_WRITE_LIMIT = 25;
 
-/** Receipts: one item per received batch, `pk = group#stream`, `sk = time#random`. */
-export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: string) {
+/** ISO times of one length sort as text: `sk >= the next ms` is every item written after `after`. */
+const writtenAfter = (pk: string, after: number | undefined) => {
+  const from = after === undefined ? undefined : new Date(after + 1).toISOString();
+  return {
+    KeyConditionExpression: from === undefined ? 'pk = :pk' : 'pk = :pk AND sk >= :from',
+    ExpressionAttributeValues: { ':pk': pk, ...(from && { ':from': from }) },
+  };
+};
+
+/** When an item was written: its sort key starts with the ISO time. */
+const writtenAt = (sk: unknown) => {
+  const key = String(sk);
+  return Date.parse(key.slice(0, key.indexOf('#')));
+};
+
+/**
+ * Receipts: one item per received batch, `pk = group#stream`, `sk = time#random`; count-only
+ * receipts one item per post, `pk = group#topic:<topic>`, `sk = time#random`. `now` dates the
+ * items (default Date.now; tests that run months inject a clock).
+ */
+export function createReceiptsStore(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  now: () => number = Date.now,
+) {
   const item = (batch: ReceiptBatch, receivedAt: string) => ({
     pk: `${batch.group}#${batch.stream}`,
     sk: `${receivedAt}#${randomBytes(6).toString('base64url')}`,
@@ -26,7 +49,7 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
     for (let i = 0; i < batches.length; i += BATCH_WRITE_LIMIT) {
       // Dated per request, not per call: the audit reads receipts by this time, less a lag that
       // must cover a request's retries, not a whole batch's.
-      const receivedAt = new Date().toISOString();
+      const receivedAt = new Date(now()).toISOString();
       let requests = batches
         .slice(i, i + BATCH_WRITE_LIMIT)
         .map((b) => ({ PutRequest: { Item: item(b, receivedAt) } }));
@@ -56,25 +79,18 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
     after: number | undefined,
     onBatch: (batch: ReceiptBatch, receivedAt: number) => void,
   ): Promise<void> {
-    // ISO times of one length sort as text: `sk >= the next ms` is every receipt written after.
-    const from = after === undefined ? undefined : new Date(after + 1).toISOString();
     await forEachPage(
       client,
       {
         query: {
           TableName: tableName,
-          KeyConditionExpression: from === undefined ? 'pk = :pk' : 'pk = :pk AND sk >= :from',
-          ExpressionAttributeValues: {
-            ':pk': `${group}#${stream}`,
-            ...(from && { ':from': from }),
-          },
+          ...writtenAfter(`${group}#${stream}`, after),
           ConsistentRead: true,
         },
       },
       `reading receipts of ${group} for ${stream}`,
       (items) => {
         for (const i of items) {
-          const sk = String(i.sk);
           onBatch(
             {
               group,
@@ -85,7 +101,7 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
               offsets: JSON.parse(String(i.offsets)),
               count: Number(i.count),
             },
-            Date.parse(sk.slice(0, sk.indexOf('#'))),
+            writtenAt(i.sk),
           );
         }
       },
@@ -105,7 +121,7 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
             TableName: tableName,
             Item: {
               pk: `${group}#topic:${topic}`,
-              sk: `${new Date().toISOString()}#${randomBytes(6).toString('base64url')}`,
+              sk: `${new Date(now()).toISOString()}#${randomBytes(6).toString('base64url')}`,
               group,
               topic,
               buckets: JSON.stringify(buckets),
@@ -145,6 +161,34 @@ export function createReceiptsStore(client: DynamoDBDocumentClient, tableName: s
         `reading receipt counts of ${group} for ${topic}`,
       );
       return items.flatMap((i) => JSON.parse(String(i.buckets)) as BucketCount[]);
+    },
+
+    /**
+     * The count-only receipts a group posted for a topic after `after` (ms; undefined: every
+     * one), oldest first, one page in memory at a time, each post's buckets with when it was
+     * written: the audit reads only those since its checkpoint's (core/audit/counted-view.ts).
+     */
+    countsSince(
+      group: string,
+      topic: string,
+      after: number | undefined,
+      onCounts: (buckets: BucketCount[], writtenAt: number) => void,
+    ): Promise<void> {
+      return forEachPage(
+        client,
+        {
+          query: {
+            TableName: tableName,
+            ...writtenAfter(`${group}#topic:${topic}`, after),
+            ConsistentRead: true,
+          },
+        },
+        `reading receipt counts of ${group} for ${topic}`,
+        (items) => {
+          for (const i of items)
+            onCounts(JSON.parse(String(i.buckets)) as BucketCount[], writtenAt(i.sk));
+        },
+      );
     },
   };
 }

@@ -11,6 +11,7 @@ import type {
   ScannedRecord,
   SlicePorts,
 } from './ports.js';
+import { readCounts } from './read-counts.js';
 import { readReceipts } from './read-receipts.js';
 import { DEFAULT_RETENTION_MS, REPORT_ROWS } from './retention.js';
 import { SeqFates } from './seq-fates.js';
@@ -146,6 +147,9 @@ export function createAuditor(ports: AuditPorts) {
           );
         }
       }
+      const countsRead = await timings.time('receipts', () =>
+        readCounts(ports.receipts, state, request, receiptsUpTo),
+      );
       await timings.time('lookup', () =>
         placeMissing(ports, request, state, audits, recent, unknownBlocks, clock),
       );
@@ -208,7 +212,7 @@ export function createAuditor(ports: AuditPorts) {
         unread: state.unread,
         checkpoint: [...state.next].map(([partition, next]) => ({ partition, next })),
         streams,
-        topicBuckets: await topicBuckets(ports, request, state),
+        topicBuckets: topicBuckets(request, state, state.counted.reported(countsRead)),
         settled: { landed, notWritten },
         timingsMs: timings.toJSON(),
         retention: {

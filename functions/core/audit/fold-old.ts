@@ -1,4 +1,4 @@
-import { CheckpointTooLargeError, KEEP_PLACED } from './retention.js';
+import { CheckpointTooLargeError, KEEP_PLACED, REPORT_ROWS } from './retention.js';
 import type { StreamAudit } from './stream-audit.js';
 import type { CheckpointJson, TopicLog } from './topic-log.js';
 
@@ -29,6 +29,7 @@ export function foldOld(
     log.prunePlacements(KEEP_PLACED);
   }
   if (complete) state.foldBuckets(cutoff, bucketMs);
+  state.counted.foldUnlisted(state.topicBuckets.keys(), REPORT_ROWS, bucketMs);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { LedgerBlock } from '../publish/ports.js';
 import type { RecordOutcome } from '../shared/outcomes.js';
+import type { GroupCounts } from './counted-view.js';
 import type {
   AuditPorts,
   AuditReport,
@@ -9,7 +10,7 @@ import type {
 } from './ports.js';
 import { newest, REPORT_ROWS } from './retention.js';
 import type { AuditFindings, BucketRow } from './stream-audit.js';
-import { bucketOf, type TopicLog } from './topic-log.js';
+import type { TopicLog } from './topic-log.js';
 
 // What a report says beside the findings: capped lists, the reconcile events that explain a
 // group's redeliveries, and the topic's time buckets.
@@ -98,23 +99,31 @@ export async function link(
 }
 
 /**
- * Per time bucket, the topic's records in the log and count-only receipts per group: the newest
- * REPORT_ROWS buckets one by one, and a first row summing older ones (folded or not listed).
+ * Per time bucket, the topic's records in the log and count-only receipts per group (`counts`,
+ * from CountedView.reported): the newest REPORT_ROWS buckets one by one, and a first row summing
+ * older ones (folded or not listed).
  */
-export async function topicBuckets(
-  ports: AuditPorts,
-  request: AuditRequest,
+export function topicBuckets(
+  request: Pick<AuditRequest, 'bucketMs'>,
   state: TopicLog,
-): Promise<AuditReport['topicBuckets']> {
+  counts: ReadonlyMap<string, GroupCounts>,
+): AuditReport['topicBuckets'] {
   const counted = new Map<number, Record<string, number>>();
-  for (const group of request.groups) {
-    for (const bucket of await ports.receipts.counts(group, request.topic)) {
-      const start = bucketOf(Date.parse(bucket.start), request.bucketMs);
+  const older = { inLog: state.olderInLog, counted: {} as Record<string, number> };
+  let countsSince = Number.POSITIVE_INFINITY;
+  let countsUntil = 0;
+  for (const [group, c] of counts) {
+    for (const [start, n] of c.buckets) {
       const row = counted.get(start) ?? {};
-      row[group] = (row[group] ?? 0) + bucket.count;
+      row[group] = (row[group] ?? 0) + n;
       counted.set(start, row);
     }
+    countsUntil = Math.max(countsUntil, c.olderUntil ?? 0);
+    if (c.olderSince === undefined) continue;
+    older.counted[group] = c.older;
+    countsSince = Math.min(countsSince, c.olderSince);
   }
+  const countsFolded = countsSince < Number.POSITIVE_INFINITY;
   const starts = [...new Set([...state.topicBuckets.keys(), ...counted.keys()])].sort(
     (a, b) => a - b,
   );
@@ -128,8 +137,7 @@ export async function topicBuckets(
     ...rowOf(start),
   }));
   const unlisted = starts.slice(0, leftOff);
-  if (unlisted.length === 0 && state.olderInLog === 0) return rows;
-  const older = { inLog: state.olderInLog, counted: {} as Record<string, number> };
+  if (unlisted.length === 0 && state.olderInLog === 0 && !countsFolded) return rows;
   for (const start of unlisted) {
     const row = rowOf(start);
     older.inLog += row.inLog;
@@ -139,9 +147,12 @@ export async function topicBuckets(
   const since = Math.min(
     state.foldedSince ?? Number.POSITIVE_INFINITY,
     unlisted[0] ?? Number.POSITIVE_INFINITY,
+    countsSince,
   );
   const until = Math.max(
     state.foldedBefore,
+    countsFolded ? state.counted.foldedBefore : 0,
+    countsUntil,
     (unlisted[unlisted.length - 1] ?? 0) + request.bucketMs,
   );
   return [

@@ -106,6 +106,17 @@ export interface AuditPorts {
     ): Promise<void>;
     /** Count-only receipts (Chaperone-style) a group posted for a topic. */
     counts(group: string, topic: string): Promise<BucketCount[]>;
+    /**
+     * The count-only receipts posted after `after` (ms; undefined: every one), oldest first, each
+     * post's buckets with when it was written: a run reads only those since its checkpoint's
+     * (counted-view.ts). Without it, every run reads every count-only receipt.
+     */
+    countsSince?(
+      group: string,
+      topic: string,
+      after: number | undefined,
+      onCounts: (buckets: readonly BucketCount[], writtenAt: number) => void,
+    ): Promise<void>;
   };
   readonly checkpoints: {
     load(topic: string): Promise<{ state: CheckpointJson; version: number } | undefined>;

@@ -1,3 +1,4 @@
+import { CountedView, type CountedViewJson } from './counted-view.js';
 import { LedgerView, type LedgerViewJson } from './ledger-view.js';
 import { ReceiptsView, type ReceiptsViewJson } from './receipts-view.js';
 import { type FoldedRow, foldRow, type RowCounts } from './retention.js';
@@ -213,6 +214,8 @@ export interface CheckpointJson {
   /** The earliest bucket folded (ms). */
   readonly foldedSince?: number;
   readonly olderInLog?: number;
+  /** The count-only receipts folded per group (absent: the next run reads every one). */
+  readonly counted?: CountedViewJson;
   readonly streams: Array<[stream: string, log: StreamLogJson]>;
 }
 
@@ -228,6 +231,8 @@ export class TopicLog {
   scanned: number;
   untracked: number;
   unread: number;
+  /** The count-only receipts folded so far, per group: a run reads only those written since. */
+  readonly counted: CountedView;
 
   constructor(
     readonly topic: string,
@@ -247,6 +252,7 @@ export class TopicLog {
     this.scanned = json?.scanned ?? 0;
     this.untracked = json?.untracked ?? 0;
     this.unread = json?.unread ?? 0;
+    this.counted = new CountedView(json?.counted);
   }
 
   stream(name: string): StreamLog {
@@ -264,8 +270,13 @@ export class TopicLog {
     else this.topicBuckets.set(start, (this.topicBuckets.get(start) ?? 0) + 1);
   }
 
-  /** Folds the buckets that end by `cutoff` (ms) into `olderInLog`. */
+  /**
+   * Folds the buckets that end by `cutoff` (ms) into `olderInLog`, and the count-only receipts'
+   * buckets that end by then into their groups' totals (every one held, for an infinite cutoff).
+   */
   foldBuckets(cutoff: number, bucketMs: number): void {
+    if (Number.isFinite(cutoff)) this.counted.fold(bucketOf(cutoff, bucketMs));
+    else this.counted.foldAll(bucketMs);
     for (const [start, count] of this.topicBuckets) {
       if (start + bucketMs > cutoff) continue;
       this.olderInLog += count;
@@ -287,6 +298,7 @@ export class TopicLog {
       foldedBefore: this.foldedBefore,
       ...(this.foldedSince === undefined ? {} : { foldedSince: this.foldedSince }),
       olderInLog: this.olderInLog,
+      ...(this.counted.isEmpty ? {} : { counted: this.counted.toJSON() }),
       streams: [...this.streams].map(([name, s]) => [name, s.toJSON()]),
     };
   }

@@ -5,6 +5,7 @@ import type {
   AuditRequest,
   ReconcileEvent,
 } from '../../../../functions/core/audit/ports.js';
+import { readCounts } from '../../../../functions/core/audit/read-counts.js';
 import { LIST_CAP, REPORT_ROWS } from '../../../../functions/core/audit/retention.js';
 import type { AuditFindings } from '../../../../functions/core/audit/stream-audit.js';
 import { TopicLog } from '../../../../functions/core/audit/topic-log.js';
@@ -171,6 +172,12 @@ describe('link', () => {
   });
 });
 
+/** The topic's rows as a run reports them: the group's count-only receipts read, then listed. */
+async function rowsOf(audit: AuditPorts, req: AuditRequest, state: TopicLog) {
+  const read = await readCounts(audit.receipts, state, req, T0);
+  return topicBuckets(req, state, state.counted.reported(read));
+}
+
 describe('topicBuckets', () => {
   it('rows of records in the log and count-only receipts per group, oldest first', async () => {
     const state = new TopicLog('t');
@@ -183,7 +190,7 @@ describe('topicBuckets', () => {
         search: [counted(T0, 4)],
       },
     });
-    expect(await topicBuckets(audit, request(['billing', 'search']), state)).toEqual([
+    expect(await rowsOf(audit, request(['billing', 'search']), state)).toEqual([
       { start: new Date(T0).toISOString(), inLog: 2, counted: { billing: 2, search: 4 } },
       { start: new Date(T0 + MINUTE).toISOString(), inLog: 1, counted: {} },
       { start: new Date(T0 + 2 * MINUTE).toISOString(), inLog: 0, counted: { billing: 1 } },
@@ -198,7 +205,7 @@ describe('topicBuckets', () => {
     state.olderInLog = 5;
     state.foldedBefore = T0;
     state.foldedSince = T0 - 10 * MINUTE;
-    const rows = await topicBuckets(ports({}).audit, request([]), state);
+    const rows = await rowsOf(ports({}).audit, request([]), state);
     expect(rows).toHaveLength(REPORT_ROWS + 1);
     expect(rows[0]).toEqual({
       start: new Date(T0 - 10 * MINUTE).toISOString(),
