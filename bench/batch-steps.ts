@@ -78,6 +78,14 @@ async function measure(root: string): Promise<Record<string, Figures>> {
   const { createLedger } = await load<typeof import('../functions/adapters/dynamodb/ledger.js')>(
     'adapters/dynamodb/ledger.ts',
   );
+  // The plain batch read of batch-handler.ts (issue 32), where the tree has it: as its handler.
+  const plainBatch = existsSync(join(root, 'functions/core/rest-proxy/batch-text.ts'))
+    ? (
+        await load<typeof import('../functions/core/rest-proxy/batch-text.js')>(
+          'core/rest-proxy/batch-text.ts',
+        )
+      ).parsePlainBatch
+    : () => undefined;
   const { Deadline } =
     await load<typeof import('../functions/core/shared/deadline.js')>('core/shared/deadline.ts');
 
@@ -146,8 +154,9 @@ async function measure(root: string): Promise<Record<string, Figures>> {
     });
     const one = async (): Promise<string> => {
       const text = bodyText({ body, isBase64Encoded: false }, 6 * 1024 * 1024);
-      const values = parseJsonSequence(text, RECORDS);
-      const { ids, records: parsed } = parseBatch(values[0] ?? null, RECORDS, false);
+      const { ids, records: parsed } =
+        plainBatch(text, RECORDS) ??
+        parseBatch(parseJsonSequence(text, RECORDS)[0] ?? null, RECORDS, false);
       // Without a registry every record is bytes already (publishing/publish.ts encodeRecords).
       const records = parsed as ReadonlyArray<RecordInput | TallyError>;
       const now = Date.now();
@@ -234,9 +243,12 @@ if (compare === undefined) {
   }
   const commit = (dir: string) => {
     try {
-      return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], {
-        encoding: 'utf8',
-      }).trim();
+      const git = (...args: string[]) =>
+        execFileSync('git', ['-C', dir, ...args], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim();
+      return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', 'functions') ? ' + changes' : ''}`;
     } catch {
       return 'unknown';
     }
