@@ -42,41 +42,6 @@ export function parsePlainBatch(text: string, maxEntries: number): BatchEntries 
   const seen = new Set<string>();
   const records: RecordInput[] = [];
   let at = OPENING.length;
-  /** A `STRING","data":…}` or `BINARY…` at `at`, read to past its `}`; undefined otherwise. */
-  const data = (): RecordData | undefined => {
-    const type = text.startsWith(STRING_DATA, at)
-      ? 'STRING'
-      : text.startsWith(BINARY_DATA, at)
-        ? 'BINARY'
-        : undefined;
-    if (type === undefined) return undefined;
-    at += STRING_DATA.length;
-    let read: RecordData;
-    if (text.charCodeAt(at) === QUOTE) {
-      const end = text.indexOf('"', at + 1);
-      if (end < 0) return undefined;
-      if (type === 'STRING') {
-        read = {
-          type,
-          bytes: Buffer.from(bytes.buffer, bytes.byteOffset + at + 1, end - at - 1),
-        };
-      } else {
-        const base64 = text.slice(at + 1, end);
-        try {
-          read = { type, bytes: decodeBase64(base64, '') };
-        } catch {
-          return undefined; // the JSON path names the field
-        }
-      }
-      at = end + 1;
-    } else if (text.startsWith('null', at)) {
-      read = { type, bytes: null };
-      at += 4;
-    } else return undefined;
-    if (text.charCodeAt(at) !== CLOSE_BRACE) return undefined;
-    at++;
-    return read;
-  };
   for (;;) {
     if (records.length >= maxEntries || !text.startsWith(ENTRY, at)) return undefined;
     const idEnd = text.indexOf('"', at + ENTRY.length);
@@ -88,13 +53,15 @@ export function parsePlainBatch(text: string, maxEntries: number): BatchEntries 
     let value: RecordData | undefined;
     if (text.startsWith(KEY, at)) {
       at += KEY.length;
-      key = data();
+      key = readData(text, bytes, at);
       if (key === undefined) return undefined;
+      at = dataEnd;
     }
     if (text.startsWith(VALUE, at)) {
       at += VALUE.length;
-      value = data();
+      value = readData(text, bytes, at);
       if (value === undefined) return undefined;
+      at = dataEnd;
     }
     if (text.charCodeAt(at) !== CLOSE_BRACE) return undefined;
     at++;
@@ -116,4 +83,42 @@ export function parsePlainBatch(text: string, maxEntries: number): BatchEntries 
     }
     return undefined;
   }
+}
+
+/** Where the last key or value `readData` read ends (past its `}`). */
+let dataEnd = 0;
+
+/**
+ * The `STRING","data":…}` or `BINARY…` at `from`, its end in `dataEnd`; undefined otherwise. A
+ * function of its own, not a closure over the parser's position: the loop keeps it in a register.
+ */
+function readData(text: string, bytes: Buffer, from: number): RecordData | undefined {
+  const type = text.startsWith(STRING_DATA, from)
+    ? 'STRING'
+    : text.startsWith(BINARY_DATA, from)
+      ? 'BINARY'
+      : undefined;
+  if (type === undefined) return undefined;
+  let at = from + STRING_DATA.length;
+  let read: RecordData;
+  if (text.charCodeAt(at) === QUOTE) {
+    const end = text.indexOf('"', at + 1);
+    if (end < 0) return undefined;
+    if (type === 'STRING') {
+      read = { type, bytes: Buffer.from(bytes.buffer, bytes.byteOffset + at + 1, end - at - 1) };
+    } else {
+      try {
+        read = { type, bytes: decodeBase64(text.slice(at + 1, end), '') };
+      } catch {
+        return undefined; // the JSON path names the field
+      }
+    }
+    at = end + 1;
+  } else if (text.startsWith('null', at)) {
+    read = { type, bytes: null };
+    at += 4;
+  } else return undefined;
+  if (text.charCodeAt(at) !== CLOSE_BRACE) return undefined;
+  dataEnd = at + 1;
+  return read;
 }
