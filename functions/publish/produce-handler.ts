@@ -15,7 +15,8 @@ import { beginV3Produce } from './request.js';
 const codecs = () => import('./produce-handler.schema.js');
 
 export const handler = httpHandler('publish', async (event, context, caller) => {
-  const { rt, clusterId, options, values } = await beginV3Produce(event, context, caller);
+  const { rt, clusterId, options, values: parse } = await beginV3Produce(event, context, caller);
+  const values = parse();
   if (values.length === 0) {
     // REST Proxy: Errors.invalidPayloadException("Null input provided. Data is required."), 42206.
     throw new UnprocessableInputError('body: at least one record is required', {

@@ -74,11 +74,19 @@ export function requestOptions(
  * its Content-Type names (400 for one that is not known).
  */
 export function bodyValues(read: PublishEvent, rt: PublishRuntime, charset?: string): unknown[] {
-  const text = bodyText(read.body, rt.config.maxRequestBytes, charsetDecoder(charset));
-  return parseJsonSequence(text, rt.config.maxBatchEntries);
+  return bodyParts(read, rt, charset).values();
 }
 
-/** The start every v3 produce route shares: runtime, cluster, topic, headers, JSON values. */
+/** The body's text (within the byte limit), and its JSON values when a route asks for them. */
+function bodyParts(read: PublishEvent, rt: PublishRuntime, charset?: string) {
+  const text = bodyText(read.body, rt.config.maxRequestBytes, charsetDecoder(charset));
+  return { text, values: () => parseJsonSequence(text, rt.config.maxBatchEntries) };
+}
+
+/**
+ * The start every v3 produce route shares: runtime, cluster, topic, headers, the body's text and
+ * its JSON values (`values()`: parsed when the route asks).
+ */
 export async function beginV3Produce(
   event: HttpEvent,
   context: Context | undefined,
@@ -92,5 +100,5 @@ export async function beginV3Produce(
   const clusterId = decodePathParameter('cluster_id', read.clusterId);
   const options = requestOptions(read, context, rt, caller);
   await checkCluster(rt, clusterId, options.deadline);
-  return { rt, clusterId, options, values: bodyValues(read, rt, charset) };
+  return { rt, clusterId, options, ...bodyParts(read, rt, charset) };
 }

@@ -24,7 +24,7 @@ import {
 } from '../../core/publish/ledger-layout.js';
 import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish/ports.js';
 import type { Deadline } from '../../core/shared/deadline.js';
-import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/shared/outcomes.js';
+import { decodeOutcome, type EncodedOutcome, outcomesJson } from '../../core/shared/outcomes.js';
 import { dynamoDbUnavailable, within } from './client.js';
 import { createDayMarks } from './ledger-day-marks.js';
 import { forEachPage } from './read-all.js';
@@ -42,7 +42,7 @@ export const BY_WRITE_TIME_INDEX = 'byWriteTime';
 const BATCH_GET_KEYS = 100;
 
 function outcomesAttribute(block: LedgerBlock): Record<string, string | Uint8Array> {
-  const json = JSON.stringify(block.outcomes.map(encodeOutcome));
+  const json = outcomesJson(block.outcomes);
   return json.length > COMPRESS_ABOVE_BYTES ? { outcomesGz: gzipSync(json) } : { outcomes: json };
 }
 

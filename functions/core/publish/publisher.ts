@@ -182,14 +182,19 @@ export function createPublisher(ports: PublisherPorts) {
           : undefined;
       const planned: PlannedRecord[] = accepted.map((input, i) => {
         const before = previous?.outcomes[i] ?? unrecorded;
+        const seq = firstSeq + i;
+        const partition = choosePartition(input, topic, seq);
+        const at = input.timestamp ?? timestamp;
+        // A first attempt (nothing before): a literal, not a spread of an empty condition.
+        if (before === undefined) return { input, seq, partition, timestamp: at, kept: undefined };
         return {
           input,
-          seq: firstSeq + i,
-          partition: choosePartition(input, topic, firstSeq + i),
-          timestamp: input.timestamp ?? timestamp,
+          seq,
+          partition,
+          timestamp: at,
           // A retry keeps what cannot change: written records, and refusals a resend would repeat.
-          kept: before && (before.status === 'ACKED' || !isRetriable(before)) ? before : undefined,
-          ...(before?.status === 'UNKNOWN' && { mayHaveLanded: before }),
+          kept: before.status === 'ACKED' || !isRetriable(before) ? before : undefined,
+          ...(before.status === 'UNKNOWN' && { mayHaveLanded: before }),
         };
       });
       const { final, recorded } = planned.some((p) => p.kept === undefined)

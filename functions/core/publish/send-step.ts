@@ -131,7 +131,10 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
       ledgerFirst,
       judgedFrom,
     );
-    const toSend = planned.filter((p) => p.kept === undefined);
+    // A first attempt keeps nothing: every planned record is sent, in its order.
+    const toSend = planned.some((p) => p.kept !== undefined)
+      ? planned.filter((p) => p.kept === undefined)
+      : planned;
     const sent = await ports.sender.send(
       request.topic,
       toSend.map((p) => ({
@@ -145,8 +148,10 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
       // deadline bounds them too, and a send that took all of it would leave them none.
       request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
     );
-    const outcomes = new Map(toSend.map((p, i) => [p.seq, sent.outcomes[i] ?? inFlight]));
-    const final = planned.map((p) => p.kept ?? resent(p, outcomes.get(p.seq) ?? inFlight));
+    // The records sent are the planned ones without a kept outcome, in their order: the i-th of
+    // them has the i-th outcome (no lookup by seq per record).
+    let next = 0;
+    const final = planned.map((p) => p.kept ?? resent(p, sent.outcomes[next++] ?? inFlight));
     const recorded = ports.ledger.write(block(final, sent.session), request.deadline, opened).then(
       (written) =>
         written !== undefined

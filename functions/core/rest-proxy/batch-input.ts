@@ -9,7 +9,8 @@ import type { ParsedRecord } from './schema-input.js';
 // ProduceBatchActionTest.java), and nothing is produced; a problem inside one entry's record is
 // that entry's failure.
 
-const ENTRY_ID = /^[0-9a-zA-Z_-]{1,80}$/;
+/** REST Proxy's entry ids (ProduceBatchRequestEntry: `[0-9a-zA-Z_-]{1,80}`). */
+export const ENTRY_ID = /^[0-9a-zA-Z_-]{1,80}$/;
 
 export interface BatchEntries {
   readonly ids: readonly string[];

@@ -96,3 +96,59 @@ export function decodeOutcome(encoded: EncodedOutcome): RecordOutcome {
       return { status: 'VOID', message: encoded[1] };
   }
 }
+
+/**
+ * `JSON.stringify(outcomes.map(encodeOutcome))`, written directly: the ledger stores that text
+ * (and existing ledgers hold it), so it must stay exactly that; a unit test holds the two equal
+ * on varied outcomes. No tuple per record, and a run of one message (a block's UNKNOWNs, a
+ * failed partition's records) is escaped once.
+ */
+export function outcomesJson(outcomes: readonly RecordOutcome[]): string {
+  let json = '';
+  let lastText: string | undefined;
+  let lastJson = '';
+  const text = (value: string): string => {
+    if (value !== lastText) {
+      lastText = value;
+      lastJson = jsonString(value);
+    }
+    return lastJson;
+  };
+  for (let i = 0; i < outcomes.length; i++) {
+    const outcome = outcomes[i] as RecordOutcome;
+    let entry: string;
+    switch (outcome.status) {
+      case 'ACKED':
+        entry = `["A",${jsonNumber(outcome.partition)},${jsonString(outcome.offset)}]`;
+        break;
+      case 'FAILED':
+        entry = `["F",${jsonString(outcome.kafkaError)},${text(outcome.message)}]`;
+        break;
+      case 'NOT_SENT':
+        entry = `["N",${text(outcome.message)}]`;
+        break;
+      case 'UNKNOWN':
+        entry = `["U",${text(outcome.message)}]`;
+        break;
+      case 'VOID':
+        entry = `["V",${text(outcome.message)}]`;
+        break;
+    }
+    json = i === 0 ? entry : `${json},${entry}`;
+  }
+  return `[${json}]`;
+}
+
+/** A number as JSON.stringify writes it (null when not finite; -0 as 0, as String does). */
+function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+/** JSON.stringify(text), without its escaping for text that needs none (printable ASCII). */
+function jsonString(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(text);
+  }
+  return `"${text}"`;
+}
