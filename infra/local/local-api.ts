@@ -68,6 +68,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     ],
     cwd: ROOT,
     logFile: join(options.workDir, 'api.log'),
+    removeWhenOrphaned: [join(ROOT, bundles)],
     env: {
       ...process.env,
       KAFKA_BROKERS: options.kafkaBrokers,

@@ -13,6 +13,8 @@ export interface ManagedProcessOptions {
   readonly logFile: string;
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** Removed by the watchdog once it has ended the process because its parent died. */
+  readonly removeWhenOrphaned?: readonly string[];
 }
 
 /**
@@ -65,10 +67,14 @@ export class ManagedProcess {
     if (pid === undefined) {
       throw new Error(`could not start ${options.name}: no process id`);
     }
-    spawn(process.execPath, [WATCHDOG, String(process.pid), String(pid)], {
-      detached: true,
-      stdio: 'ignore',
-    }).unref();
+    spawn(
+      process.execPath,
+      [WATCHDOG, String(process.pid), String(pid), ...(options.removeWhenOrphaned ?? [])],
+      {
+        detached: true,
+        stdio: 'ignore',
+      },
+    ).unref();
     return new ManagedProcess(options.name, child, pid, options.logFile);
   }
 

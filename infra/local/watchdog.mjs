@@ -1,9 +1,14 @@
 // Kills a child of the local stack when the process that started it dies without cleaning up
-// (SIGKILL, crash, OOM). Runs detached: `node watchdog.mjs <parentPid> <childPid>`.
+// (SIGKILL, crash, OOM), then removes the paths given after the pids (the child's own files the
+// parent would have removed). Runs detached: `node watchdog.mjs <parentPid> <childPid> [path…]`.
 // Exits by itself as soon as the child is gone.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 
-const [parentPid, childPid] = process.argv.slice(2).map(Number);
+const [parentPid, childPid] = process.argv.slice(2, 4).map(Number);
+const orphanedPaths = process.argv.slice(4);
+const removeOrphaned = () => {
+  for (const path of orphanedPaths) rmSync(path, { recursive: true, force: true });
+};
 const POLL_MS = 250;
 const GRACE_MS = 5000;
 
@@ -44,11 +49,17 @@ const timer = setInterval(() => {
     signal(childPid, 'SIGTERM');
     const deadline = Date.now() + GRACE_MS;
     const reaper = setInterval(() => {
-      if (!isAlive(childPid)) process.exit(0);
+      if (!isAlive(childPid)) {
+        removeOrphaned();
+        process.exit(0);
+      }
       if (Date.now() > deadline) {
         signal(childPid, 'SIGKILL');
         clearInterval(reaper);
-        process.exit(0);
+        setTimeout(() => {
+          removeOrphaned();
+          process.exit(0);
+        }, POLL_MS);
       }
     }, POLL_MS);
   }

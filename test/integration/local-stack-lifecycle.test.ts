@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -116,8 +116,15 @@ describe('local stack lifecycle', { timeout: 240_000 }, () => {
     });
   }
 
-  it('leaves no java process behind when the launcher is killed outright', async () => {
-    const { child, services } = await startLauncher();
+  it('leaves no java process and no bundles behind when the launcher is killed outright', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'tally-lifecycle-'));
+    onTestFinished(() => rmSync(tmp, { recursive: true, force: true }));
+    const { child, services } = await startLauncher({ ...ownServicesEnv(), TMPDIR: tmp });
+    // The local API's bundles are its own (.esbuild/local/<stack folder>): the watchdog that
+    // ends serverless-offline removes them, as stop() would have.
+    const [stack] = readdirSync(tmp).filter((name) => name.startsWith('tally-stack-'));
+    const bundles = new URL(`../../.esbuild/local/${stack}`, import.meta.url).pathname;
+    expect(existsSync(bundles)).toBe(true);
     child.kill('SIGKILL');
     await exitOf(child);
     await waitFor(
@@ -125,6 +132,7 @@ describe('local stack lifecycle', { timeout: 240_000 }, () => {
       () => services.every((service) => !isAlive(service.pid)),
       20_000,
     );
+    await waitFor('its bundles to be removed', () => !existsSync(bundles), 20_000);
   });
 
   it('stops its services when the process that started it exits without stopping it', async () => {
