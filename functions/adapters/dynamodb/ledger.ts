@@ -22,7 +22,7 @@ import {
   ledgerShardKey,
   ledgerVoidKey,
 } from '../../core/publish/ledger-layout.js';
-import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish/ports.js';
+import type { Ledger, LedgerBlock, LedgerVersion, TxnMark } from '../../core/publish/ports.js';
 import type { Deadline } from '../../core/shared/deadline.js';
 import { decodeOutcome, type EncodedOutcome, encodeOutcome } from '../../core/shared/outcomes.js';
 import { dynamoDbUnavailable, within } from './client.js';
@@ -75,6 +75,8 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
           ? `${LEGACY}${item.version}`
           : item.version,
     ...(item.pending === true && { pending: true as const }),
+    // A transactional request's mark, as JSON text (a few ids and offsets).
+    ...(typeof item.txn === 'string' && { txn: JSON.parse(item.txn) as TxnMark }),
   };
 }
 
@@ -209,6 +211,7 @@ export function createLedger(
             ...outcomesAttribute(block),
             ...(voided && { voided: true }),
             ...(range === 'pending' && { pending: true }),
+            ...(block.txn !== undefined && { txn: JSON.stringify(block.txn) }),
             updatedAt: new Date(at).toISOString(),
             expiresAt: expiresAtSeconds(at, retentionMs),
             version,
