@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type {
   Kafka,
   Message,
@@ -6,7 +7,7 @@ import type {
   RecordMetadata,
   Transaction,
 } from 'kafkajs';
-import { SEQ_HEADER, SESSION_HEADER, STREAM_HEADER } from '../../core/publish/plan.js';
+import { SEQ_HEADER, SESSION_HEADER } from '../../core/publish/plan.js';
 import type {
   OutgoingRecord,
   TransactionalSender,
@@ -18,7 +19,7 @@ import type {
 import type { createTxnIdLeaser } from '../../core/publish/txn-id-pool.js';
 import { beforeDeadline, type Deadline } from '../../core/shared/deadline.js';
 import { DependencyFailedError, DependencyUnavailableError } from '../../core/shared/errors.js';
-import { createLogScanner } from './log-scanner.js';
+import { createHeaderReader } from './log-scanner.js';
 import { offsetsOf } from './record-sender.js';
 import { createTransactionalProducer } from './transactional-producer.js';
 import {
@@ -202,8 +203,6 @@ export function createTxnSender(kafka: Kafka, options: TxnSenderOptions): Transa
     }
   }
 
-  const scanner = createLogScanner(kafka);
-
   async function settle(
     topic: string,
     mark: TxnMark,
@@ -225,26 +224,7 @@ export function createTxnSender(kafka: Kafka, options: TxnSenderOptions): Transa
     }
     const offsets = mark.offsets ?? [];
     if (mark.state !== 'PREPARED' || offsets.length === 0) return 'NOT_COMMITTED';
-    const from = new Map<number, number>();
-    const until = new Map<number, number>();
-    for (const { partition, offset } of offsets) {
-      const at = Number(offset);
-      from.set(partition, Math.min(from.get(partition) ?? at, at));
-      until.set(partition, Math.max(until.get(partition) ?? at + 1, at + 1));
-    }
-    const seen = new Map<string, { stream: string | undefined; seq: string | undefined }>();
-    const result = await scanner.scan(topic, { from, until, deadlineAt: deadline.at }, (record) => {
-      seen.set(`${record.partition}:${record.offset}`, {
-        stream: record.headers[STREAM_HEADER],
-        seq: record.headers[SEQ_HEADER],
-      });
-    });
-    if (!result.complete) {
-      throw new DependencyUnavailableError(
-        `reading ${topic} read_committed at the offsets of transaction ${mark.txnId} did not finish before the deadline; retry`,
-        { retryAfterSeconds: 1 },
-      );
-    }
+    const seen = await readCommitted(kafka, topic, offsets, deadline);
     const visible = offsets.filter(({ seq, partition, offset }) => {
       const there = seen.get(`${partition}:${offset}`);
       return there?.stream === expected.stream && there.seq === String(seq);
@@ -262,4 +242,97 @@ export function createTxnSender(kafka: Kafka, options: TxnSenderOptions): Transa
       serially('send', () => send(txnLease, topic, records, deadline, prepare)),
     settle,
   };
+}
+
+/**
+ * The `tally.stream` and `tally.seq` of the records at `places` that a read_committed consumer
+ * sees (kafkajs's readUncommitted: false), by `partition:offset`. A batch of aborted records only
+ * (or of control records) reaches no handler of kafkajs's, only its END_BATCH_PROCESS event, which
+ * also moves the read on: each partition is read until past the last offset asked for.
+ */
+async function readCommitted(
+  kafka: Kafka,
+  topic: string,
+  places: ReadonlyArray<{ readonly partition: number; readonly offset: string }>,
+  deadline: Deadline,
+): Promise<Map<string, { stream: string | undefined; seq: string | undefined }>> {
+  const from = new Map<number, number>();
+  const until = new Map<number, number>();
+  for (const { partition, offset } of places) {
+    const at = Number(offset);
+    from.set(partition, Math.min(from.get(partition) ?? at, at));
+    until.set(partition, Math.max(until.get(partition) ?? at + 1, at + 1));
+  }
+  const next = new Map(from);
+  const seen = new Map<string, { stream: string | undefined; seq: string | undefined }>();
+  const headers = createHeaderReader();
+  const consumer = kafka.consumer({
+    groupId: `tally-settle-${randomBytes(6).toString('hex')}`,
+    readUncommitted: false,
+    maxWaitTimeInMs: 100,
+  });
+  const seekAll = () => {
+    for (const [partition, offset] of from) {
+      try {
+        consumer.seek({ topic, partition, offset: String(offset) });
+      } catch {
+        // Not joined yet: the next GROUP_JOIN seeks again.
+      }
+    }
+  };
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new DependencyUnavailableError(
+              `reading ${topic} read_committed at a transaction's offsets did not finish before the deadline; retry`,
+              { retryAfterSeconds: 1 },
+            ),
+          ),
+        deadline.remainingMs(),
+      );
+      const advance = (partition: number, to: number) => {
+        if (!until.has(partition) || to <= (next.get(partition) ?? 0)) return;
+        next.set(partition, to);
+        if ([...until].every(([p, end]) => (next.get(p) ?? 0) >= end)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      consumer.on(consumer.events.GROUP_JOIN, seekAll);
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        if (payload.topic === topic && payload.lastOffset !== undefined) {
+          advance(payload.partition, Number(payload.lastOffset) + 1);
+        }
+      });
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart) return;
+        clearTimeout(timer);
+        reject(payload.error);
+      });
+      consumer
+        .run({
+          autoCommit: false,
+          eachMessage: async ({ partition, message }) => {
+            const tally = headers(message.headers as Record<string, unknown>);
+            seen.set(`${partition}:${message.offset}`, {
+              stream: tally['tally.stream'],
+              seq: tally['tally.seq'],
+            });
+            advance(partition, Number(message.offset) + 1);
+          },
+        })
+        .then(seekAll)
+        .catch((error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+    });
+  } finally {
+    await consumer.disconnect().catch(() => {});
+  }
+  return seen;
 }
