@@ -304,10 +304,16 @@ describe('transactional publish: a keyed retry makes the earlier attempt definit
       // Its records are in the log (aborted, or still open until the retry fences the id).
       await untilPast(started + 6000);
 
+      const callsBefore = proxy.calls.length;
       const retry = await produce(topic, ['x', 'y'], {
         'Idempotency-Key': key,
         'Tally-Transactional': 'true',
       });
+      // Made definite before the resend: the earlier attempt's seqs recorded NOT_SENT.
+      const settled = proxy.calls.slice(callsBefore).filter(ledgerPut('ABORTED'));
+      expect(
+        settled.map((c) => (c.input.Item as Record<string, { S: string }>).outcomes?.S),
+      ).toEqual([expect.stringContaining('not visible to read_committed consumers')]);
       expect(retry.statusCode, retry.body).toBe(200);
       const lines = reportLines(retry);
       expect(lines.map((l) => l.error_code)).toEqual([200, 200]);
