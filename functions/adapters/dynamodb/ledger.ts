@@ -47,6 +47,17 @@ function outcomesAttribute(block: LedgerBlock): Record<string, string | Uint8Arr
 }
 
 /**
+ * A transactional block's mark (ports.ts TxnMark): JSON text, gzipped above the outcomes' size
+ * too. A PREPARED mark holds each record's seq, partition and offset: 10,000 records are ~600 KB
+ * of text, over DynamoDB's 400 KB item, a few tens of KB gzipped (ledger-txn-mark.test.ts).
+ */
+function txnAttribute(block: LedgerBlock): Record<string, string | Uint8Array> {
+  if (block.txn === undefined) return {};
+  const json = JSON.stringify(block.txn);
+  return json.length > COMPRESS_ABOVE_BYTES ? { txnGz: gzipSync(json) } : { txn: json };
+}
+
+/**
  * The version of a block read from its item before sharding (keyed by the stream alone): a
  * write `over` it goes back to that item (see `expecting`), so a request or an audit that read a
  * block before the change still settles it where it is.
@@ -75,8 +86,11 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
           ? `${LEGACY}${item.version}`
           : item.version,
     ...(item.pending === true && { pending: true as const }),
-    // A transactional request's mark, as JSON text (a few ids and offsets).
+    // A transactional request's mark: JSON text, gzipped when large (txnAttribute).
     ...(typeof item.txn === 'string' && { txn: JSON.parse(item.txn) as TxnMark }),
+    ...(item.txnGz instanceof Uint8Array && {
+      txn: JSON.parse(gunzipSync(item.txnGz).toString('utf8')) as TxnMark,
+    }),
   };
 }
 
@@ -211,7 +225,7 @@ export function createLedger(
             ...outcomesAttribute(block),
             ...(voided && { voided: true }),
             ...(range === 'pending' && { pending: true }),
-            ...(block.txn !== undefined && { txn: JSON.stringify(block.txn) }),
+            ...txnAttribute(block),
             updatedAt: new Date(at).toISOString(),
             expiresAt: expiresAtSeconds(at, retentionMs),
             version,
