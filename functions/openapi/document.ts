@@ -90,6 +90,13 @@ const publishHeaders: Parameter[] = [
     description: "the caller's deadline, below API Gateway's 29 s",
     schema: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' },
   },
+  {
+    name: 'Tally-Transactional',
+    in: 'header',
+    description:
+      "true: the request's records are sent in one Kafka transaction, committed before ACKED (needs TALLY_TXN_IDS_TABLE); false on a topic TALLY_TRANSACTIONAL_TOPICS names is a 400; absent: the topic's setting",
+    schema: { type: 'string', pattern: '^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])$' },
+  },
 ];
 
 const json = (schema: Schema): Content => ({ 'application/json': { schema } });

@@ -1,5 +1,6 @@
 import type { ScramCredentialSource } from '../adapters/secrets/scram-credentials.js';
 import { ConfigurationError } from '../core/shared/errors.js';
+import { topicNameProblem } from '../core/shared/topic-names.js';
 
 // Configuration is read here and nowhere else: parsed once per container, validated, and a
 // problem fails the cold start with a message naming the variable.
@@ -120,8 +121,93 @@ export interface PublishConfig extends CommonConfig {
   readonly seqLeaseMax: number;
   /** The schema registry for AVRO, PROTOBUF and JSONSCHEMA records; none: they are 42206. */
   readonly schemaRegistry: SchemaRegistryConfig | undefined;
+  /**
+   * Topics whose requests are each sent in one Kafka transaction (TALLY_TRANSACTIONAL_TOPICS,
+   * exact names): `Tally-Transactional: false` on one of them is refused (docs/transactions.md).
+   */
+  readonly transactionalTopics: readonly string[];
+  /** The transactional id pool; undefined without TALLY_TXN_IDS_TABLE (no transactional mode). */
+  readonly txn: TxnConfig | undefined;
   /** AWS Glue Schema Registry instead (TALLY_SCHEMA_REGISTRY=glue); then schemaRegistry is none. */
   readonly glueSchemaRegistry: GlueSchemaRegistryConfig | undefined;
+}
+
+export interface TxnConfig {
+  /** TALLY_TXN_IDS_TABLE: the lease pool's table (infra/resources/tables.yml, TxnIdsTable). */
+  readonly table: string;
+  /** TALLY_TXN_ID_PREFIX: ids `<prefix>-0` … (the MSK IAM grant names `<prefix>*`). */
+  readonly idPrefix: string;
+  /** TALLY_TXN_POOL_SIZE: ids in the pool, at least the peak of warm publishing containers. */
+  readonly poolSize: number;
+  /** TALLY_TXN_LEASE_SECONDS: a container's lease on its id, renewed while it is warm. */
+  readonly leaseMs: number;
+  /** TALLY_TXN_TIMEOUT_MS: transaction.timeout.ms (at most the brokers' transaction.max.timeout.ms). */
+  readonly transactionTimeoutMs: number;
+}
+
+/** Clock differences between containers a lease allows for. */
+export const TXN_LEASE_SKEW_MS = 2000;
+
+function txnConfig(
+  env: Env,
+  transactionalTopics: readonly string[],
+  gatewayTimeoutMs: number,
+): TxnConfig | undefined {
+  const table = optional(env, 'TALLY_TXN_IDS_TABLE');
+  if (table === undefined) {
+    if (transactionalTopics.length > 0) {
+      throw new ConfigurationError(
+        'TALLY_TRANSACTIONAL_TOPICS is set but TALLY_TXN_IDS_TABLE is not: transactional publish leases its ids from that table',
+        { field: 'TALLY_TXN_IDS_TABLE' },
+      );
+    }
+    return undefined;
+  }
+  const idPrefix = optional(env, 'TALLY_TXN_ID_PREFIX') ?? 'tally-publish';
+  // A transactional.id is any string; the prefix is also a resource name in IAM policies.
+  if (!/^[a-zA-Z0-9._-]{1,200}$/.test(idPrefix)) {
+    throw new ConfigurationError(
+      `TALLY_TXN_ID_PREFIX must be 1 to 200 of a-z A-Z 0-9 . _ -, got "${idPrefix}"`,
+      { field: 'TALLY_TXN_ID_PREFIX' },
+    );
+  }
+  const leaseMs = integer(env, 'TALLY_TXN_LEASE_SECONDS', 120, 10, 86_400) * 1000;
+  // The longest request is the gateway's timeout: a lease must outlast it (core/publish/txn-id-pool.ts).
+  if (leaseMs <= gatewayTimeoutMs + 2 * TXN_LEASE_SKEW_MS) {
+    throw new ConfigurationError(
+      `TALLY_TXN_LEASE_SECONDS (${leaseMs / 1000} s) must be longer than TALLY_GATEWAY_TIMEOUT_MS (${gatewayTimeoutMs} ms) plus ${(2 * TXN_LEASE_SKEW_MS) / 1000} s of clock skew`,
+      { field: 'TALLY_TXN_LEASE_SECONDS' },
+    );
+  }
+  const transactionTimeoutMs = integer(env, 'TALLY_TXN_TIMEOUT_MS', 60_000, 1000, 900_000);
+  // The coordinator aborts a transaction open longer than this: never a live request's.
+  if (transactionTimeoutMs <= gatewayTimeoutMs) {
+    throw new ConfigurationError(
+      `TALLY_TXN_TIMEOUT_MS (${transactionTimeoutMs}) must be longer than TALLY_GATEWAY_TIMEOUT_MS (${gatewayTimeoutMs}): the coordinator would abort a request's transaction while it runs`,
+      { field: 'TALLY_TXN_TIMEOUT_MS' },
+    );
+  }
+  return {
+    table,
+    idPrefix,
+    poolSize: integer(env, 'TALLY_TXN_POOL_SIZE', 64, 1, 10_000),
+    leaseMs,
+    transactionTimeoutMs,
+  };
+}
+
+/** TALLY_TRANSACTIONAL_TOPICS: exact topic names, each a legal one. */
+function transactionalTopics(env: Env): string[] {
+  const topics = list(env, 'TALLY_TRANSACTIONAL_TOPICS');
+  for (const topic of topics) {
+    const problem = topicNameProblem(topic);
+    if (problem !== undefined) {
+      throw new ConfigurationError(`TALLY_TRANSACTIONAL_TOPICS: "${topic}": ${problem}`, {
+        field: 'TALLY_TRANSACTIONAL_TOPICS',
+      });
+    }
+  }
+  return topics;
 }
 
 export interface GlueSchemaRegistryConfig {
@@ -376,6 +462,8 @@ function ledgerRetentionDays(env: Env, inside: Readonly<Record<string, number>>)
 }
 
 export function loadPublishConfig(env: Env = process.env): PublishConfig {
+  const gatewayTimeoutMs = integer(env, 'TALLY_GATEWAY_TIMEOUT_MS', 29_000, 100, 900_000);
+  const transactional = transactionalTopics(env);
   return {
     ...commonConfig(env),
     tables: {
@@ -387,7 +475,7 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     maxBatchEntries: integer(env, 'TALLY_MAX_BATCH_ENTRIES', 10_000, 1, 10_000),
     maxRequestBytes: integer(env, 'TALLY_MAX_REQUEST_BYTES', 6_000_000, 1024, 6_291_456),
     maxMessageBytes: integer(env, 'TALLY_MAX_MESSAGE_BYTES', 1_048_588, 1024, 100_000_000),
-    gatewayTimeoutMs: integer(env, 'TALLY_GATEWAY_TIMEOUT_MS', 29_000, 100, 900_000),
+    gatewayTimeoutMs,
     deadlineMarginMs: integer(env, 'TALLY_DEADLINE_MARGIN_MS', 1000, 0, 60_000),
     maxConcurrentRequests: integer(env, 'TALLY_MAX_CONCURRENT_REQUESTS', 64, 1, 10_000),
     kafkaRetries: integer(env, 'TALLY_KAFKA_RETRIES', 5, 1, 100),
@@ -399,6 +487,8 @@ export function loadPublishConfig(env: Env = process.env): PublishConfig {
     seqLeaseMax: integer(env, 'TALLY_SEQ_LEASE_MAX', 100, 0, 1000),
     schemaRegistry: schemaRegistryConfig(env),
     glueSchemaRegistry: glueSchemaRegistryConfig(env),
+    transactionalTopics: transactional,
+    txn: txnConfig(env, transactional, gatewayTimeoutMs),
   };
 }
 

@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { charsetDecoder, requireMediaType } from '../core/rest-proxy/content-type.js';
 import { parseJsonSequence } from '../core/rest-proxy/json-stream.js';
 import { type Caller, requirePublishTo } from '../core/shared/access.js';
+import { InvalidInputError } from '../core/shared/errors.js';
 import {
   decodePathParameter,
   type HttpBody,
@@ -28,6 +29,7 @@ interface PublishEvent {
   readonly stream: string | undefined;
   readonly idempotencyKey: string | undefined;
   readonly timeoutMs: string | undefined;
+  readonly transactional: string | undefined;
   readonly body: HttpBody;
 }
 
@@ -39,6 +41,7 @@ export function readPublishEvent(event: HttpEvent): PublishEvent {
     stream: header(event, 'tally-stream'),
     idempotencyKey: header(event, 'idempotency-key'),
     timeoutMs: header(event, 'tally-timeout-ms'),
+    transactional: header(event, 'tally-transactional'),
     body: {
       isBase64Encoded: event.isBase64Encoded,
       ...(event.body !== undefined && { body: event.body }),
@@ -59,14 +62,31 @@ export function requestOptions(
       stream: read.stream,
       idempotencyKey: read.idempotencyKey,
       timeoutMs: read.timeoutMs === undefined ? undefined : Number(read.timeoutMs),
+      transactional: transactionalHeader(read.transactional),
     },
     context,
     rt,
-    { stream: 'Tally-Stream', idempotencyKey: 'Idempotency-Key', timeoutMs: 'Tally-Timeout-Ms' },
+    {
+      stream: 'Tally-Stream',
+      idempotencyKey: 'Idempotency-Key',
+      timeoutMs: 'Tally-Timeout-Ms',
+      transactional: 'Tally-Transactional',
+    },
   );
   // The API's own allow-list was checked with the topic's name; now the caller's.
   requirePublishTo(caller, topic);
   return options;
+}
+
+/** `Tally-Transactional: true|false` (any case); absent: the topic's setting decides. */
+function transactionalHeader(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim().toLowerCase();
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new InvalidInputError('Tally-Transactional: true or false', {
+    field: 'Tally-Transactional',
+  });
 }
 
 /**

@@ -26,10 +26,17 @@ export function publishOptions(
     readonly stream: string | undefined;
     readonly idempotencyKey: string | undefined;
     readonly timeoutMs: number | undefined;
+    /** Tally-Transactional as given (undefined: the topic's setting decides). */
+    readonly transactional?: boolean | undefined;
   },
   context: Context | undefined,
   rt: PublishRuntime,
-  names: { readonly stream: string; readonly idempotencyKey: string; readonly timeoutMs: string },
+  names: {
+    readonly stream: string;
+    readonly idempotencyKey: string;
+    readonly timeoutMs: string;
+    readonly transactional?: string;
+  },
 ) {
   const { topic, idempotencyKey, timeoutMs: clientTimeoutMs } = given;
   // The topic is judged first: an illegal name must be named as such, never as a bad stream.
@@ -45,6 +52,7 @@ export function publishOptions(
       field: names.timeoutMs,
     });
   }
+  const transactional = transactionalMode(topic, given.transactional, rt, names.transactional);
   const now = Date.now();
   const deadline = Deadline.compute({
     now,
@@ -53,7 +61,35 @@ export function publishOptions(
     marginMs: rt.config.deadlineMarginMs,
     clientTimeoutMs,
   });
-  return { topic, stream, idempotencyKey, deadline, now };
+  return { topic, stream, idempotencyKey, deadline, now, transactional };
+}
+
+/**
+ * Whether a request goes in one Kafka transaction: the header when given, else the topic's
+ * setting (TALLY_TRANSACTIONAL_TOPICS). Turning it off on a transactional topic is refused, so an
+ * operator's choice is never bypassed silently; turning it on needs the id pool.
+ */
+function transactionalMode(
+  topic: string,
+  given: boolean | undefined,
+  rt: PublishRuntime,
+  name = 'Tally-Transactional',
+): boolean {
+  const configured = rt.config.transactionalTopics.includes(topic);
+  if (given === false && configured) {
+    throw new InvalidInputError(
+      `${name}: false is refused for topic ${topic}: TALLY_TRANSACTIONAL_TOPICS names it, so every request to it is sent in a transaction`,
+      { field: name },
+    );
+  }
+  const transactional = given ?? configured;
+  if (transactional && rt.transactions === undefined) {
+    throw new InvalidInputError(
+      `${name}: true, but transactional publish is not configured here (TALLY_TXN_IDS_TABLE is not set)`,
+      { field: name },
+    );
+  }
+  return transactional;
 }
 
 let inFlight = 0;

@@ -1,15 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Kafka } from 'kafkajs';
 import { createLedger } from '../adapters/dynamodb/ledger.js';
 import { createKeyedPublishes } from '../adapters/dynamodb/reservations.js';
 import {
   createSequenceAllocator,
   createStreamCounter,
 } from '../adapters/dynamodb/sequence-allocator.js';
+import { createDynamoDbTxnIdPool } from '../adapters/dynamodb/txn-id-pool.js';
 import { createRecordSender } from '../adapters/kafka/record-sender.js';
+import { createTxnSender } from '../adapters/kafka/txn-sender.js';
 import { createPublisher } from '../core/publish/publisher.js';
 import { createSeqLeases } from '../core/publish/seq-leases.js';
+import { createTxnIdLeaser } from '../core/publish/txn-id-pool.js';
 import { Deadline } from '../core/shared/deadline.js';
 import { topicAllowList } from '../core/shared/topic-names.js';
-import { loadPublishConfig, type PublishConfig } from '../platform/config.js';
+import {
+  loadPublishConfig,
+  type PublishConfig,
+  TXN_LEASE_SKEW_MS,
+  type TxnConfig,
+} from '../platform/config.js';
 import { dynamoDbClients } from '../platform/dynamodb-clients.js';
 import { kafkaClient } from '../platform/kafka-client.js';
 import { lazyRuntime } from '../platform/lazy-runtime.js';
@@ -40,6 +51,7 @@ async function build(config: PublishConfig) {
     config.tables.reservations,
     config.idempotencyTtlSeconds,
   );
+  const transactions = config.txn && transactionalSender(kafka, documents, config, config.txn);
   const publisher = createPublisher({
     catalog,
     sender,
@@ -53,6 +65,7 @@ async function build(config: PublishConfig) {
     }),
     auditHorizonMs: config.auditHorizonSeconds * 1000,
     allowTopic,
+    ...(transactions !== undefined && { transactions }),
   });
   // Metadata of the allowed topics is loaded now, not on a request's send path (seed 001).
   if (config.topicAllowList.length > 0) {
@@ -75,9 +88,35 @@ async function build(config: PublishConfig) {
     keyed,
     counter,
     publisher,
+    /** Transactional publish (docs/transactions.md); undefined without TALLY_TXN_IDS_TABLE. */
+    transactions,
     /** Serializes keys and values with a schema; undefined without a registry (42206). */
     schemaEncoder: schemaEncoderOf(config),
   };
+}
+
+/** Transactions under an id leased from the pool, one lease per container (its holder id). */
+function transactionalSender(
+  kafka: Kafka,
+  documents: DynamoDBDocumentClient,
+  config: PublishConfig,
+  txn: TxnConfig,
+) {
+  const leaser = createTxnIdLeaser({
+    store: createDynamoDbTxnIdPool(documents, { tableName: txn.table, pool: txn.idPrefix }),
+    idPrefix: txn.idPrefix,
+    poolSize: txn.poolSize,
+    holder: `${process.env.AWS_LAMBDA_LOG_STREAM_NAME ?? 'local'}/${randomUUID()}`,
+    leaseMs: txn.leaseMs,
+    skewMs: TXN_LEASE_SKEW_MS,
+    maxRequestMs: config.gatewayTimeoutMs,
+  });
+  return createTxnSender(kafka, {
+    leaser,
+    transactionTimeoutMs: txn.transactionTimeoutMs,
+    requestTimeoutMs: config.kafkaRequestTimeoutMs,
+    log,
+  });
 }
 
 export type PublishRuntime = Awaited<ReturnType<typeof build>>;

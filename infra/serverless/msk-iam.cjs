@@ -44,6 +44,9 @@ function allowedTopics() {
   return list.length > 0 ? list : ['*'];
 }
 
+/** TALLY_TXN_ID_PREFIX: the transactional ids publish leases are `<prefix>-<n>`. */
+const txnIdPrefix = () => (process.env.TALLY_TXN_ID_PREFIX || 'tally-publish').trim();
+
 const canaryTopic = () => (process.env.TALLY_CANARY_TOPIC || 'tally-canary').trim();
 
 /** Every function that talks to Kafka: connect, and the bootstrap brokers of the cluster. */
@@ -74,6 +77,29 @@ module.exports = {
       'kafka-cluster:WriteData',
     ],
     Resource: allowedTopics().map((topic) => cluster().child('topic', topic)),
+  }),
+  /**
+   * Transactional publish (docs/transactions.md): its leased ids only, initialised
+   * (InitProducerId) and used for transactions.
+   */
+  publishTransactionalIds: () => ({
+    Effect: 'Allow',
+    Action: ['kafka-cluster:DescribeTransactionalId', 'kafka-cluster:AlterTransactionalId'],
+    Resource: [cluster().child('transactional-id', `${txnIdPrefix()}*`)],
+  }),
+  /**
+   * A keyed retry settling an earlier transaction reads its offsets with read_committed, on the
+   * allowed topics, through a consumer group of its own (tally-settle-<random>).
+   */
+  publishSettleRead: () => ({
+    Effect: 'Allow',
+    Action: ['kafka-cluster:ReadData'],
+    Resource: allowedTopics().map((topic) => cluster().child('topic', topic)),
+  }),
+  publishSettleGroups: () => ({
+    Effect: 'Allow',
+    Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
+    Resource: [cluster().child('group', 'tally-settle-*')],
   }),
   /** Reconcile and the Burrow / consumer-group reads: topics' offsets and groups' commits. */
   readGroups: () => ({

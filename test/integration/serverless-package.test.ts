@@ -228,6 +228,8 @@ describe('serverless package (offline, no AWS credentials)', () => {
       'LedgerTable: dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
       'ReservationsTable: dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem',
       'StreamsTable: dynamodb:GetItem dynamodb:UpdateItem',
+      // The transactional id pool (docs/transactions.md): leases read and conditionally taken.
+      'TxnIdsTable: dynamodb:Query dynamodb:UpdateItem',
     ]);
     expect(grants('AuditReadLambdaFunction')).toEqual(['AuditsTable: dynamodb:GetItem']);
     // Stored state is pruned by the runs themselves (no TTL): they may delete what they prune.
@@ -324,8 +326,15 @@ describe('serverless package (offline, no AWS credentials)', () => {
     ]) {
       expect(kafka(id), id).toEqual({
         [cluster]: [...connect, 'kafka-cluster:WriteDataIdempotently'].sort(),
-        [topic('orders*')]: write,
-        [topic('payments')]: write,
+        // A keyed retry settling a transaction reads its offsets (read_committed).
+        [topic('orders*')]: [...write, 'kafka-cluster:ReadData'].sort(),
+        [topic('payments')]: [...write, 'kafka-cluster:ReadData'].sort(),
+        // Transactional publish: only the pool's ids (TALLY_TXN_ID_PREFIX), and its own groups.
+        [`${MSK}:transactional-id/${MSK_PATH}/tally-publish*`]: [
+          'kafka-cluster:AlterTransactionalId',
+          'kafka-cluster:DescribeTransactionalId',
+        ],
+        [group('tally-settle-*')]: ['kafka-cluster:AlterGroup', 'kafka-cluster:DescribeGroup'],
       });
     }
     const readGroups = ['kafka-cluster:DescribeGroup', 'kafka-cluster:DescribeTopic'];

@@ -22,7 +22,7 @@ import {
   ledgerShardKey,
   ledgerVoidKey,
 } from '../../core/publish/ledger-layout.js';
-import type { Ledger, LedgerBlock, LedgerVersion } from '../../core/publish/ports.js';
+import type { Ledger, LedgerBlock, LedgerVersion, TxnMark } from '../../core/publish/ports.js';
 import type { Deadline } from '../../core/shared/deadline.js';
 import { decodeOutcome, type EncodedOutcome, outcomesJson } from '../../core/shared/outcomes.js';
 import { dynamoDbUnavailable, within } from './client.js';
@@ -44,6 +44,17 @@ const BATCH_GET_KEYS = 100;
 function outcomesAttribute(block: LedgerBlock): Record<string, string | Uint8Array> {
   const json = outcomesJson(block.outcomes);
   return json.length > COMPRESS_ABOVE_BYTES ? { outcomesGz: gzipSync(json) } : { outcomes: json };
+}
+
+/**
+ * A transactional block's mark (ports.ts TxnMark): JSON text, gzipped above the outcomes' size
+ * too. A PREPARED mark holds each record's seq, partition and offset: 10,000 records are ~600 KB
+ * of text, over DynamoDB's 400 KB item, a few tens of KB gzipped (ledger-txn-mark.test.ts).
+ */
+function txnAttribute(block: LedgerBlock): Record<string, string | Uint8Array> {
+  if (block.txn === undefined) return {};
+  const json = JSON.stringify(block.txn);
+  return json.length > COMPRESS_ABOVE_BYTES ? { txnGz: gzipSync(json) } : { txn: json };
 }
 
 /**
@@ -75,6 +86,11 @@ function toBlock(stream: string, item: Record<string, unknown>): LedgerBlock {
           ? `${LEGACY}${item.version}`
           : item.version,
     ...(item.pending === true && { pending: true as const }),
+    // A transactional request's mark: JSON text, gzipped when large (txnAttribute).
+    ...(typeof item.txn === 'string' && { txn: JSON.parse(item.txn) as TxnMark }),
+    ...(item.txnGz instanceof Uint8Array && {
+      txn: JSON.parse(gunzipSync(item.txnGz).toString('utf8')) as TxnMark,
+    }),
   };
 }
 
@@ -209,6 +225,7 @@ export function createLedger(
             ...outcomesAttribute(block),
             ...(voided && { voided: true }),
             ...(range === 'pending' && { pending: true }),
+            ...txnAttribute(block),
             updatedAt: new Date(at).toISOString(),
             expiresAt: expiresAtSeconds(at, retentionMs),
             version,

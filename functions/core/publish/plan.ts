@@ -46,8 +46,8 @@ export const SESSION_ID_MAX_BYTES = 32;
 const WIDEST_SEQ = Number.MAX_SAFE_INTEGER;
 
 // The tally.* header names are a public contract (the audit and receipts read them).
-const STREAM_HEADER = 'tally.stream';
-const SEQ_HEADER = 'tally.seq';
+export const STREAM_HEADER = 'tally.stream';
+export const SEQ_HEADER = 'tally.seq';
 const KEY_HEADER = 'tally.idempotency-key';
 export const SESSION_HEADER = 'tally.session';
 

@@ -95,6 +95,74 @@ export interface LedgerBlock {
    * (adapters/dynamodb/ledger.ts): not final until an audit confirms it (Ledger.confirmVoid).
    */
   readonly pending?: true;
+  /** A transactional request's block (docs/transactions.md): the id, lease and state it was sent in. */
+  readonly txn?: TxnMark;
+}
+
+/** Where each record of a transaction was written, in the block's order. */
+export type TxnOffsets = ReadonlyArray<{ readonly partition: number; readonly offset: string }>;
+
+/**
+ * What the ledger says of a block sent in a Kafka transaction. SENDING: written before the send
+ * (the commit not asked for: it can only end aborted once the id is initialised again).
+ * PREPARED: every record acknowledged at `offsets`, written before EndTxn; the commit may have
+ * happened. COMMITTED, ABORTED: settled (the outcomes say ACKED, NOT_SENT).
+ */
+export interface TxnMark {
+  readonly txnId: string;
+  /** The lease's generation in the pool (core/publish/txn-id-pool.ts). */
+  readonly generation: number;
+  readonly state: 'SENDING' | 'PREPARED' | 'COMMITTED' | 'ABORTED';
+  /** PREPARED only: the place of each record the transaction sent, by its seq. */
+  readonly offsets?: ReadonlyArray<{
+    readonly seq: number;
+    readonly partition: number;
+    readonly offset: string;
+  }>;
+}
+
+/** The id a transactional request sends under, leased by its container. */
+export interface TxnLease {
+  readonly txnId: string;
+  readonly generation: number;
+}
+
+/** What one transaction ended as, as far as its sender knows. */
+export type TxnSendOutcome =
+  | { readonly status: 'COMMITTED'; readonly offsets: TxnOffsets }
+  /** Not committed, for certain: no read_committed consumer sees any of its records. */
+  | { readonly status: 'NOT_COMMITTED'; readonly message: string }
+  /** EndTxn(commit) went out with no definite answer: committed at `offsets`, or not at all. */
+  | { readonly status: 'IN_DOUBT'; readonly message: string; readonly offsets: TxnOffsets };
+
+/** Kafka transactions (adapters/kafka/txn-sender.ts): one per request, ids leased from a pool. */
+export interface TransactionalSender {
+  /** The id the next transaction goes under (leased, renewed; initialised first after a take-over). */
+  lease(deadline: Deadline): Promise<TxnLease>;
+  /**
+   * Sends `records` in one transaction under `lease`. Once every record is acknowledged,
+   * `prepare(offsets)` runs; EndTxn(commit) is sent only if it resolves before the deadline,
+   * otherwise the transaction is aborted. Never rejects for Kafka errors.
+   */
+  send(
+    lease: TxnLease,
+    topic: string,
+    records: readonly OutgoingRecord[],
+    deadline: Deadline,
+    prepare: (offsets: TxnOffsets) => Promise<void>,
+  ): Promise<TxnSendOutcome>;
+  /**
+   * Makes an earlier transaction final and says which: initialises `mark.txnId` again (a
+   * prepared commit completes, anything else aborts), then, for a PREPARED mark, reads each
+   * offset with read_committed: COMMITTED when every record there is visible with its
+   * `tally.stream` and `tally.seq`, NOT_COMMITTED when none is.
+   */
+  settle(
+    topic: string,
+    mark: TxnMark,
+    expected: { readonly stream: string },
+    deadline: Deadline,
+  ): Promise<'COMMITTED' | 'NOT_COMMITTED'>;
 }
 
 /**
@@ -236,6 +304,8 @@ export interface PublishRequest {
   readonly now: number;
   /** `fingerprint(request)`, when the caller has already computed it (it hashes every record). */
   readonly fingerprint?: string;
+  /** Send the records in one Kafka transaction (PublisherPorts.transactions). */
+  readonly transactional?: boolean;
 }
 
 export type RecordResult =
@@ -273,6 +343,8 @@ export interface PublisherPorts {
   readonly ledger: Ledger;
   readonly keyed: KeyedPublishes;
   readonly allowTopic: (topic: string) => boolean;
+  /** Transactional publish; absent when no id pool is configured. */
+  readonly transactions?: TransactionalSender;
 }
 
 /** What a transport makes of a result: its answer, and whether every outcome in it is final. */

@@ -20,6 +20,7 @@ import type {
 } from './ports.js';
 import type { RecordInput } from './record.js';
 import { createSendStep, voidedError } from './send-step.js';
+import { settleTxnBlock, unsettledTxn } from './txn-settle.js';
 
 /** How far two containers' clocks may differ, the audit's and a publisher's (Lambda's are NTP-synced). */
 const CLOCK_SKEW_MS = 2000;
@@ -121,6 +122,15 @@ export function createPublisher(ports: PublisherPorts) {
         if (locked.status === 'rejected') throw locked.reason;
         if (!locked.value) throw conflict();
         if (found.status === 'rejected') throw found.reason;
+        previous = found.value;
+        // An earlier transactional attempt in doubt or dead: made definite before anything else.
+        if (ports.transactions !== undefined && unsettledTxn(previous)) {
+          previous = await settleTxnBlock(
+            { ledger: ports.ledger, transactions: ports.transactions },
+            previous,
+            request.deadline,
+          );
+        }
       } catch (error) {
         await release(request, held);
         throw error;
@@ -128,7 +138,6 @@ export function createPublisher(ports: PublisherPorts) {
       firstSeq = stored.firstSeq;
       timestamp = stored.timestamp;
       allocatedAt = stored.timestamp;
-      previous = found.value;
     } else {
       const allocation = await ports.allocator.allocate(
         request.stream,

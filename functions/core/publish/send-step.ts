@@ -6,7 +6,16 @@ import {
 import type { RecordOutcome } from '../shared/outcomes.js';
 import { LostKeyRace } from './key-rules.js';
 import { type PlannedRecord, stamp } from './plan.js';
-import type { Ledger, LedgerBlock, LedgerVersion, PublishRequest, RecordSender } from './ports.js';
+import type {
+  Ledger,
+  LedgerBlock,
+  LedgerVersion,
+  PublishRequest,
+  RecordSender,
+  TransactionalSender,
+  TxnLease,
+  TxnMark,
+} from './ports.js';
 
 // A publish's send: the ledger block opened first where the plan in core/publish/publisher.ts asks for
 // it (side by side with a first attempt's key claim; on the fast path only the claim), the send,
@@ -31,7 +40,11 @@ interface SendOptions {
 /** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
 const AFTER_SEND_MS = 250;
 
-export function createSendStep(ports: { readonly sender: RecordSender; readonly ledger: Ledger }) {
+export function createSendStep(ports: {
+  readonly sender: RecordSender;
+  readonly ledger: Ledger;
+  readonly transactions?: TransactionalSender | undefined;
+}) {
   /** Records VOID a block this request allocated and will never send (best effort). */
   async function voidUnsent(request: PublishRequest, block: LedgerBlock, opened?: string) {
     const message = 'allocated; the request stopped before sending, nothing was sent';
@@ -100,14 +113,13 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
    * retry opened the block, or after the audit settled it, must not put its own "not sent" over
    * a later attempt's "may have landed" (chaos seed 109).
    */
-  async function sendAndRecord({
-    request,
-    firstSeq,
-    planned,
-    claim,
-    ledgerFirst,
-    judgedFrom,
-  }: SendOptions): Promise<{ final: RecordOutcome[]; recorded: Promise<string[]> }> {
+  async function sendAndRecord(
+    options: SendOptions,
+  ): Promise<{ final: RecordOutcome[]; recorded: Promise<string[]> }> {
+    const { request, firstSeq, planned, claim, ledgerFirst, judgedFrom } = options;
+    if (request.transactional === true && ports.transactions !== undefined) {
+      return sendInTransaction(ports.transactions, options);
+    }
     const session = await ports.sender.session();
     const block = (outcomes: RecordOutcome[], sentBy: string) => ({
       stream: request.stream,
@@ -168,6 +180,136 @@ export function createSendStep(ports: { readonly sender: RecordSender; readonly 
         return [`outcomes not recorded in the ledger (${there}): ${String(error)}`];
       },
     );
+    return { final, recorded };
+  }
+
+  /**
+   * A transactional request's send (docs/transactions.md): the block opened as before (SENDING,
+   * with the id and lease generation, where the plan opens it first), every record sent in one
+   * transaction, then — every send acknowledged, offsets known, before EndTxn — the block written
+   * PREPARED with those offsets over the version opened, and only then the commit; ACKED once it
+   * is committed. A commit in doubt leaves the block PREPARED for a keyed retry to settle
+   * (core/publish/publisher.ts); a transaction not committed is NOT_SENT.
+   */
+  async function sendInTransaction(
+    txns: TransactionalSender,
+    { request, firstSeq, planned, claim, ledgerFirst, judgedFrom }: SendOptions,
+  ): Promise<{ final: RecordOutcome[]; recorded: Promise<string[]> }> {
+    let lease: TxnLease | undefined;
+    let leaseError: unknown;
+    try {
+      lease = await txns.lease(request.deadline);
+    } catch (error) {
+      leaseError = error;
+    }
+    const session = lease === undefined ? 'none' : `${lease.txnId}#${lease.generation}`;
+    const mark = (state: TxnMark['state'], offsets?: TxnMark['offsets']): TxnMark | undefined =>
+      lease && { ...lease, state, ...(offsets !== undefined && { offsets }) };
+    const block = (outcomes: RecordOutcome[], txn: TxnMark | undefined): LedgerBlock => ({
+      stream: request.stream,
+      firstSeq,
+      topic: request.topic,
+      session,
+      idempotencyKey: request.idempotencyKey,
+      outcomes,
+      ...(txn !== undefined && { txn }),
+    });
+    const inFlight: RecordOutcome = {
+      status: 'UNKNOWN',
+      message: `sent in transaction ${session}, not committed yet`,
+    };
+    const opened = await open(
+      request,
+      block(
+        planned.map((p) => p.kept ?? inFlight),
+        mark('SENDING'),
+      ),
+      claim,
+      ledgerFirst,
+      judgedFrom,
+    );
+    const toSend = planned.filter((p) => p.kept === undefined);
+    let prepared: string | undefined;
+    const outcome =
+      lease === undefined
+        ? {
+            status: 'NOT_COMMITTED' as const,
+            message: `no transactional id could be leased, nothing was sent: ${String(leaseError)}`,
+          }
+        : await txns.send(
+            lease,
+            request.topic,
+            toSend.map((p) => ({
+              partition: p.partition,
+              key: p.input.key?.bytes ?? null,
+              value: p.input.value?.bytes ?? null,
+              headers: stamp(p.input, request, p.seq),
+              timestamp: p.timestamp,
+            })),
+            request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
+            async (offsets) => {
+              const places = toSend.map((p, i) => ({
+                seq: p.seq,
+                ...(offsets[i] as { partition: number; offset: string }),
+              }));
+              const message = `prepared in transaction ${session}: committed at its offset unless the transaction was aborted`;
+              const version = await ports.ledger.write(
+                block(
+                  planned.map((p) => p.kept ?? { status: 'UNKNOWN', message }),
+                  mark('PREPARED', places),
+                ),
+                request.deadline,
+                opened,
+              );
+              // Another attempt or the audit wrote the block since: this one must not commit.
+              if (version === undefined)
+                throw new Error('the ledger block changed since it was opened');
+              prepared = version;
+            },
+          );
+    let final: RecordOutcome[];
+    let settled: LedgerBlock | undefined;
+    if (outcome.status === 'COMMITTED') {
+      const places = new Map(toSend.map((p, i) => [p.seq, outcome.offsets[i]]));
+      final = planned.map((p) => {
+        const place = places.get(p.seq);
+        return (
+          p.kept ??
+          (place === undefined
+            ? inFlight
+            : { status: 'ACKED', partition: place.partition, offset: place.offset })
+        );
+      });
+      settled = block(final, mark('COMMITTED'));
+    } else if (outcome.status === 'NOT_COMMITTED') {
+      final = planned.map(
+        (p) => p.kept ?? resent(p, { status: 'NOT_SENT', message: outcome.message }),
+      );
+      settled = block(final, mark('ABORTED'));
+    } else {
+      // In doubt: the block stays PREPARED, its offsets there for a retry to settle.
+      final = planned.map(
+        (p) =>
+          p.kept ?? {
+            status: 'UNKNOWN',
+            message: `${outcome.message}; prepared in transaction ${session}: a retry with the same Idempotency-Key settles it`,
+          },
+      );
+    }
+    const recorded =
+      settled === undefined
+        ? Promise.resolve([])
+        : ports.ledger.write(settled, request.deadline, prepared ?? opened).then(
+            (written) =>
+              written !== undefined
+                ? []
+                : [
+                    'outcomes not recorded in the ledger: a later attempt or the audit wrote the block since',
+                  ],
+            (error: unknown) => [
+              `outcomes not recorded in the ledger (it says ${prepared === undefined ? 'SENDING' : 'PREPARED'}, which a keyed retry settles): ${String(error)}`,
+            ],
+          );
     return { final, recorded };
   }
 

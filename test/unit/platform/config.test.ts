@@ -292,3 +292,49 @@ describe('loadPublishConfig: limits', () => {
     expect(config.topicAllowList).toEqual(['orders', 'payments.*', 'audit-?']);
   });
 });
+
+describe('loadPublishConfig: transactional publish (issue 33)', () => {
+  const POOL: Env = { ...BROKERS, TALLY_TXN_IDS_TABLE: 'tally-txn-ids' };
+
+  it('is off without TALLY_TXN_IDS_TABLE, on with it, with its defaults', () => {
+    expect(loadPublishConfig(BROKERS).txn).toBeUndefined();
+    expect(loadPublishConfig(BROKERS).transactionalTopics).toEqual([]);
+    expect(loadPublishConfig(POOL).txn).toEqual({
+      table: 'tally-txn-ids',
+      idPrefix: 'tally-publish',
+      poolSize: 64,
+      leaseMs: 120_000,
+      transactionTimeoutMs: 60_000,
+    });
+    expect(
+      loadPublishConfig({ ...POOL, TALLY_TRANSACTIONAL_TOPICS: 'orders, payments' })
+        .transactionalTopics,
+    ).toEqual(['orders', 'payments']);
+  });
+
+  it('refuses transactional topics without the pool, and an illegal topic name', () => {
+    expect(configError({ ...BROKERS, TALLY_TRANSACTIONAL_TOPICS: 'orders' }).field).toBe(
+      'TALLY_TXN_IDS_TABLE',
+    );
+    const illegal = configError({ ...POOL, TALLY_TRANSACTIONAL_TOPICS: 'orders,bad topic' });
+    expect(illegal.field).toBe('TALLY_TRANSACTIONAL_TOPICS');
+    expect(illegal.message).toContain('bad topic');
+  });
+
+  it('refuses a lease or transaction timeout a request could outlive, and a bad prefix', () => {
+    expect(configError({ ...POOL, TALLY_TXN_LEASE_SECONDS: '30' }).field).toBe(
+      'TALLY_TXN_LEASE_SECONDS',
+    );
+    expect(configError({ ...POOL, TALLY_TXN_TIMEOUT_MS: '20000' }).field).toBe(
+      'TALLY_TXN_TIMEOUT_MS',
+    );
+    expect(
+      loadPublishConfig({
+        ...POOL,
+        TALLY_TXN_LEASE_SECONDS: '30',
+        TALLY_GATEWAY_TIMEOUT_MS: '20000',
+      }).txn?.leaseMs,
+    ).toBe(30_000);
+    expect(configError({ ...POOL, TALLY_TXN_ID_PREFIX: 'a/b' }).field).toBe('TALLY_TXN_ID_PREFIX');
+  });
+});
