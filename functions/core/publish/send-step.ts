@@ -40,6 +40,20 @@ interface SendOptions {
 /** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
 const AFTER_SEND_MS = 250;
 
+/** The send's deadline: the request's, less what the writes after the send need. */
+const sendDeadline = (request: PublishRequest) =>
+  request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5));
+
+/** The planned records to send as messages, each stamped with its tally.* headers. */
+const messagesOf = (toSend: readonly PlannedRecord[], request: PublishRequest) =>
+  toSend.map((p) => ({
+    partition: p.partition,
+    key: p.input.key?.bytes ?? null,
+    value: p.input.value?.bytes ?? null,
+    headers: stamp(p.input, request, p.seq),
+    timestamp: p.timestamp,
+  }));
+
 export function createSendStep(ports: {
   readonly sender: RecordSender;
   readonly ledger: Ledger;
@@ -149,16 +163,10 @@ export function createSendStep(ports: {
       : planned;
     const sent = await ports.sender.send(
       request.topic,
-      toSend.map((p) => ({
-        partition: p.partition,
-        key: p.input.key?.bytes ?? null,
-        value: p.input.value?.bytes ?? null,
-        headers: stamp(p.input, request, p.seq),
-        timestamp: p.timestamp,
-      })),
+      messagesOf(toSend, request),
       // Time is kept back for the writes after the send (outcomes, the key's answer): the
       // deadline bounds them too, and a send that took all of it would leave them none.
-      request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
+      sendDeadline(request),
     );
     // The records sent are the planned ones without a kept outcome, in their order: the i-th of
     // them has the i-th outcome (no lookup by seq per record).
@@ -239,14 +247,8 @@ export function createSendStep(ports: {
         : await txns.send(
             lease,
             request.topic,
-            toSend.map((p) => ({
-              partition: p.partition,
-              key: p.input.key?.bytes ?? null,
-              value: p.input.value?.bytes ?? null,
-              headers: stamp(p.input, request, p.seq),
-              timestamp: p.timestamp,
-            })),
-            request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5)),
+            messagesOf(toSend, request),
+            sendDeadline(request),
             async (offsets) => {
               const places = toSend.map((p, i) => ({
                 seq: p.seq,
