@@ -171,7 +171,13 @@ function txnConfig(
       { field: 'TALLY_TXN_ID_PREFIX' },
     );
   }
-  const leaseMs = integer(env, 'TALLY_TXN_LEASE_SECONDS', 120, 10, 86_400) * 1000;
+  // Defaults outlast the longest request whatever TALLY_GATEWAY_TIMEOUT_MS is (a test stack's is
+  // 120 s); a value set by hand is checked against it below.
+  const leaseDefault = Math.max(
+    120,
+    Math.ceil((gatewayTimeoutMs + 2 * TXN_LEASE_SKEW_MS) / 1000) + 1,
+  );
+  const leaseMs = integer(env, 'TALLY_TXN_LEASE_SECONDS', leaseDefault, 10, 86_400) * 1000;
   // The longest request is the gateway's timeout: a lease must outlast it (core/publish/txn-id-pool.ts).
   if (leaseMs <= gatewayTimeoutMs + 2 * TXN_LEASE_SKEW_MS) {
     throw new ConfigurationError(
@@ -179,7 +185,13 @@ function txnConfig(
       { field: 'TALLY_TXN_LEASE_SECONDS' },
     );
   }
-  const transactionTimeoutMs = integer(env, 'TALLY_TXN_TIMEOUT_MS', 60_000, 1000, 900_000);
+  const transactionTimeoutMs = integer(
+    env,
+    'TALLY_TXN_TIMEOUT_MS',
+    Math.min(900_000, Math.max(60_000, gatewayTimeoutMs + 1000)),
+    1000,
+    900_000,
+  );
   // The coordinator aborts a transaction open longer than this: never a live request's.
   if (transactionTimeoutMs <= gatewayTimeoutMs) {
     throw new ConfigurationError(

@@ -337,4 +337,13 @@ describe('loadPublishConfig: transactional publish (issue 33)', () => {
     ).toBe(30_000);
     expect(configError({ ...POOL, TALLY_TXN_ID_PREFIX: 'a/b' }).field).toBe('TALLY_TXN_ID_PREFIX');
   });
+
+  it('derives the lease and transaction timeout defaults from a longer gateway timeout', () => {
+    // A stack whose requests may run 120 s (the test stack's) starts with the pool configured and
+    // nothing else set: the defaults outlast its longest request.
+    expect(loadPublishConfig({ ...POOL, TALLY_GATEWAY_TIMEOUT_MS: '120000' }).txn).toMatchObject({
+      leaseMs: 125_000,
+      transactionTimeoutMs: 121_000,
+    });
+  });
 });
