@@ -24,22 +24,42 @@ export interface DynamoDbCall {
 }
 
 /**
+ * How long an attempt has been waiting before the same call sent again counts as the SDK's retry
+ * of it (its request timed out on a loaded machine), not as a second call of the step. Calls Tally
+ * sends side by side start within a few milliseconds of each other.
+ */
+export const SDK_RETRY_AFTER_MS = 250;
+
+/**
  * The round trips the calls took one after another: calls that overlap (one started before
- * another of its step was answered) are one round trip. A call never answered ends its step.
+ * another of its step was answered) are one round trip. A call never answered ends its step. The
+ * SDK's retry of an attempt that timed out (the same operation and body, sent while that attempt
+ * was still unanswered and at least `SDK_RETRY_AFTER_MS` after it) is the same call, not another.
  */
 export function roundTrips(calls: readonly DynamoDbCall[]): string[][] {
-  const steps: Array<{ calls: string[]; firstEnd: number }> = [];
+  const steps: Array<{ calls: DynamoDbCall[]; firstEnd: number }> = [];
+  const body = (call: DynamoDbCall) => `${call.operation} ${JSON.stringify(call.input)}`;
   for (const call of [...calls].sort((a, b) => a.startedAt - b.startedAt)) {
-    const step = steps[steps.length - 1];
     const end = call.answeredAt ?? Number.POSITIVE_INFINITY;
-    if (step && call.startedAt < step.firstEnd) {
-      step.calls.push(call.operation);
-      step.firstEnd = Math.min(step.firstEnd, end);
-    } else {
-      steps.push({ calls: [call.operation], firstEnd: end });
+    const retried = steps.find((s) =>
+      s.calls.some(
+        (earlier) =>
+          body(earlier) === body(call) &&
+          call.startedAt - earlier.startedAt >= SDK_RETRY_AFTER_MS &&
+          (earlier.answeredAt === undefined || earlier.answeredAt > call.startedAt),
+      ),
+    );
+    // The retry's answer is the one the caller waited for: it ends the step.
+    if (retried) retried.firstEnd = Math.min(retried.firstEnd, end);
+    else {
+      const step = steps[steps.length - 1];
+      if (step && call.startedAt < step.firstEnd) {
+        step.calls.push(call);
+        step.firstEnd = Math.min(step.firstEnd, end);
+      } else steps.push({ calls: [call], firstEnd: end });
     }
   }
-  return steps.map((s) => s.calls);
+  return steps.map((s) => s.calls.map((c) => c.operation));
 }
 
 /**
