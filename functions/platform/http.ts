@@ -5,7 +5,7 @@ import { type Caller, requireScope, type Scope } from '../core/shared/access.js'
 import { TallyError } from '../core/shared/errors.js';
 import { loadAuthenticate } from './auth.js';
 import type { HttpEvent, HttpResponse } from './http-event.js';
-import { log, logger, withCorrelation } from './log.js';
+import { errorForLog, log, logger, withCorrelation } from './log.js';
 import { tracing } from './tracing.js';
 
 /** A route: its event, Lambda's context and the caller httpHandler authenticated. */
@@ -80,8 +80,7 @@ function errorsToHttp(): MiddlewareObj<HttpEvent, HttpResponse> {
         route: request.event.routeKey,
         requestId: request.context.awsRequestId,
         status,
-        error:
-          error instanceof Error ? { name: error.name, message: error.message } : String(error),
+        error: errorForLog(error),
       });
     },
   };

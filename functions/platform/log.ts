@@ -36,3 +36,25 @@ export function withCorrelation(ids: Correlation): void {
   if (defined.length > 0) logger.appendKeys(Object.fromEntries(defined));
   tracing.annotate(ids);
 }
+
+/** JavaScript's own errors: a defect (Tally's or a library's), whose place is what helps. */
+const DEFECTS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
+
+/**
+ * An error as a log field: its name and message, and its causes' (a 503 wrapping a kafkajs
+ * TypeError says where that came from); for JavaScript's own errors the first frames of the
+ * stack too. At most five causes deep.
+ */
+export function errorForLog(error: unknown, depth = 0): Record<string, unknown> | string {
+  if (!(error instanceof Error)) return String(error);
+  const fields: Record<string, unknown> = { name: error.name, message: error.message };
+  if (DEFECTS.has(error.name) && error.stack) {
+    fields.at = error.stack
+      .split('\n')
+      .filter((line) => line.trimStart().startsWith('at '))
+      .slice(0, 4)
+      .map((line) => line.trim());
+  }
+  if (error.cause !== undefined && depth < 5) fields.cause = errorForLog(error.cause, depth + 1);
+  return fields;
+}

@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { DependencyFailedError, TallyError } from '../core/shared/errors.js';
-import { log, logger, withCorrelation } from './log.js';
+import { errorForLog, log, logger, withCorrelation } from './log.js';
 import { tracing } from './tracing.js';
 
 /**
@@ -37,8 +37,7 @@ export function taskHandler<TInput, TOutput>(
         const level = error instanceof TallyError && error.status < 500 ? 'warn' : 'error';
         log(level, 'task failed', {
           requestId: request.context.awsRequestId,
-          error:
-            error instanceof Error ? { name: error.name, message: error.message } : String(error),
+          error: errorForLog(error),
         });
       },
     })

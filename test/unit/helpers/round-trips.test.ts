@@ -6,7 +6,13 @@ const call = (
   startedAt: number,
   answeredAt: number | undefined,
   input: Record<string, unknown> = { TableName: 'ledger' },
-): DynamoDbCall => ({ operation, table: 'ledger', input, startedAt, answeredAt });
+): DynamoDbCall => ({
+  operation,
+  table: 'ledger',
+  input,
+  startedAt,
+  ...(answeredAt !== undefined && { answeredAt }),
+});
 
 describe('roundTrips: the steps a piece of work took through the proxy', () => {
   it('calls in a row are steps, calls side by side one step', () => {

@@ -63,6 +63,39 @@ describe('log lines of an invocation', () => {
     expect(outside).not.toHaveProperty('execution');
   });
 
+  it("a failed request's line names each cause, and where a JavaScript error was thrown", async () => {
+    const { httpHandler } = await import('../../../functions/platform/http.js');
+    const { DependencyUnavailableError } = await import('../../../functions/core/shared/errors.js');
+    // What kafkajs threw under load once: a TypeError inside metadata, wrapped in a 503.
+    const route = httpHandler('publish', async () => {
+      let inner: unknown;
+      try {
+        (undefined as unknown as { partitions: () => void }).partitions();
+      } catch (error) {
+        inner = error;
+      }
+      throw new DependencyUnavailableError(
+        'Kafka metadata for t failed (TypeError); nothing was sent',
+        {
+          cause: inner,
+        },
+      );
+    });
+    const answer = await route(httpEvent(), lambdaContext());
+    expect(answer.statusCode).toBe(503);
+    const failed = lines.find((line) => line.message === 'request failed');
+    const error = failed?.error as { name: string; cause?: Record<string, unknown> };
+    expect(error).toMatchObject({ name: 'DependencyUnavailableError' });
+    expect(error).not.toHaveProperty('at');
+    expect(error.cause).toMatchObject({
+      name: 'TypeError',
+      message: expect.stringMatching(/reading 'partitions'/),
+    });
+    expect(error.cause?.at).toEqual(
+      expect.arrayContaining([expect.stringMatching(/log\.test\.ts:\d+/)]),
+    );
+  });
+
   it('follows LOG_LEVEL', async () => {
     vi.stubEnv('LOG_LEVEL', 'WARN');
     const { log } = await import('../../../functions/platform/log.js');
