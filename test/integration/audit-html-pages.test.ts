@@ -1,9 +1,8 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAuditStore } from '../../functions/adapters/dynamodb/audit-store.js';
-import type { AuditReport, LinkedFindings } from '../../functions/core/audit/ports.js';
+import type { LinkedFindings } from '../../functions/core/audit/ports.js';
 import { renderAuditHtml } from '../../functions/core/audit/render-html.js';
-import { LIST_CAP } from '../../functions/core/audit/retention.js';
 import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import {
   type Invoke,
@@ -11,6 +10,7 @@ import {
   lambdaLimits,
   payloadBytes,
 } from '../../infra/local/payload-limits.js';
+import { auditReportOf, fullFindings } from '../helpers/audit-findings.js';
 import { httpEvent, lambdaContext } from '../helpers/http-event.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
 import { uniqueName } from '../helpers/unique-name.js';
@@ -58,62 +58,7 @@ function lightStream(s: number): LinkedFindings {
 }
 
 /** Every list full at the longest names, ten groups, 25 buckets: ~360 KB of HTML. */
-function fullStream(s: number): LinkedFindings {
-  const perGroup = (n: number) =>
-    Object.fromEntries(Array.from({ length: 10 }, (_, g) => [group(g), n]));
-  return {
-    ...lightStream(s),
-    produced: 9_000_000_000,
-    inLog: 9_000_000_000,
-    processed: perGroup(9_000_000_000),
-    producerDuplicates: Array.from({ length: LIST_CAP }, (_, i) => ({
-      seq: 9_000_000_000 + i,
-      copies: [
-        { partition: 999, offset: 9_000_000_000_000, session: 'x'.repeat(36) },
-        { partition: 998, offset: 9_000_000_000_001, session: 'y'.repeat(36) },
-      ],
-    })),
-    consumerDuplicates: Array.from({ length: LIST_CAP }, (_, i) => ({
-      group: group(i % 10),
-      from: 9_000_000_000 + i,
-      to: 9_000_000_100 + i,
-      times: 2,
-    })),
-    lost: Array.from({ length: LIST_CAP }, (_, i) => ({
-      from: 9_000_000_000 + i,
-      to: 9_000_000_000 + i,
-      acked: { partition: 999, offset: 9_000_000_000_000 },
-    })),
-    pending: Array.from({ length: LIST_CAP }, (_, i) => ({
-      group: group(i % 10),
-      from: 9_000_000_000 + i,
-      to: 9_000_000_100 + i,
-    })),
-    unknownLanded: Array.from({ length: LIST_CAP }, (_, i) => ({
-      seq: 9_000_000_000 + i,
-      partition: 999,
-      offset: 9_000_000_000_000,
-    })),
-    unknownAbsent: Array.from(
-      { length: LIST_CAP },
-      (_, i) => [9_000_000_000 + i, 9_000_000_000 + i] as const,
-    ),
-    buckets: Array.from({ length: 25 }, (_, i) => ({
-      start: `2026-11-30T${String(i % 24).padStart(2, '0')}:00:00.000Z`,
-      produced: 9_000_000 + i,
-      inLog: 9_000_000,
-      notInLedger: 9_000_000,
-      duplicatesInLog: 9_000_000,
-      lost: 9_000_000,
-      unknownAbsent: 9_000_000,
-      processed: perGroup(9_000_000),
-      pending: perGroup(9_000_000),
-      redelivered: perGroup(9_000_000),
-      suppressed: perGroup(9_000_000),
-      actedTwice: perGroup(9_000_000),
-    })),
-  } as unknown as LinkedFindings;
-}
+const fullStream = (s: number) => fullFindings(lightStream(s).stream, group);
 
 describe('the HTML view of a stored audit report by pages', () => {
   let documents: DynamoDBDocumentClient;
@@ -150,19 +95,11 @@ describe('the HTML view of a stored audit report by pages', () => {
     const streams = Array.from({ length: 1_018 }, (_, s) =>
       s >= 500 && s < 518 ? fullStream(s) : lightStream(s),
     );
-    const report = {
-      topic: 't'.repeat(249),
-      at: '2026-11-30T12:00:00.000Z',
-      complete: true,
+    const report = auditReportOf('t'.repeat(249), streams, {
       scanned: 9_000,
       scannedTotal: 9_000,
-      untracked: 0,
-      unread: 0,
       checkpoint: [{ partition: 0, next: 9_000 }],
-      streams,
-      topicBuckets: [],
-      settled: { landed: 0, notWritten: 0 },
-    } as unknown as AuditReport;
+    });
     const auditId = uniqueName('audit-html-pages');
     await createAuditStore(documents, env.TALLY_AUDITS_TABLE as string).save(auditId, report);
 
@@ -208,24 +145,40 @@ describe('the HTML view of a stored audit report by pages', () => {
     expect(seen).toEqual(streams.map((s) => s.stream));
     // The full streams' pages end early by their bytes (16 of them at most fit a page).
     expect(sizes.length).toBeGreaterThan(Math.ceil(1_018 / 20));
-    expect(Math.max(...sizes)).toBeGreaterThan(5_000_000);
+    // … and are filled to most of it (a page drops streams in proportion to its excess).
+    expect(Math.max(...sizes)).toBeGreaterThan(4_000_000);
+  }, 120_000);
+
+  it('answers the JSON view of 30 streams with every list full (451 KB each, 13.5 MB in all) in pages under 6 MB that end by their bytes, every stream once', async () => {
+    const streams = Array.from({ length: 30 }, (_, s) => fullStream(s));
+    const auditId = uniqueName('audit-json-pages');
+    await createAuditStore(documents, env.TALLY_AUDITS_TABLE as string).save(
+      auditId,
+      auditReportOf('t'.repeat(249), streams),
+    );
+    const seen: string[] = [];
+    let query: Record<string, string> | undefined = { limit: '25' };
+    while (query !== undefined) {
+      // Before, 25 such streams were one 11 MB answer: Function.ResponseSizeTooLarge.
+      const page = await get(auditId, query);
+      expect(page.statusCode, page.body.slice(0, 300)).toBe(200);
+      expect(page.bytes).toBeLessThan(LAMBDA_RESPONSE_LIMIT);
+      const body = JSON.parse(page.body) as {
+        streams: Array<{ stream: string }>;
+        next: string | null;
+      };
+      expect(body.streams.length).toBeGreaterThan(0);
+      expect(body.streams.length).toBeLessThan(25);
+      seen.push(...body.streams.map((s) => s.stream));
+      query = body.next === null ? undefined : Object.fromEntries(new URL(body.next).searchParams);
+      expect(seen.length).toBeLessThanOrEqual(30);
+    }
+    expect(seen).toEqual(streams.map((s) => s.stream));
   }, 120_000);
 
   it("resumes the JSON route's pages: its `next` cursor opens the same streams as HTML", async () => {
     const streams = Array.from({ length: 30 }, (_, s) => lightStream(s));
-    const report = {
-      topic: 'small',
-      at: '2026-11-30T12:00:00.000Z',
-      complete: true,
-      scanned: 0,
-      scannedTotal: 0,
-      untracked: 0,
-      unread: 0,
-      checkpoint: [],
-      streams,
-      topicBuckets: [],
-      settled: { landed: 0, notWritten: 0 },
-    } as unknown as AuditReport;
+    const report = auditReportOf('small', streams);
     const auditId = uniqueName('audit-html-cursor');
     await createAuditStore(documents, env.TALLY_AUDITS_TABLE as string).save(auditId, report);
     const json = await get(auditId, { limit: '7' });

@@ -11,6 +11,7 @@ import type { AuditReport, SliceJson } from '../../functions/core/audit/ports.js
 import { TopicLog } from '../../functions/core/audit/topic-log.js';
 import { ConflictError } from '../../functions/core/shared/errors.js';
 import { createLocalTables, localDynamoDbClient } from '../../infra/local/local-tables.js';
+import { auditReportOf } from '../helpers/audit-findings.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Stored audit reports over months, on the local DynamoDB API (which, like TTL on a bad day,
@@ -20,19 +21,7 @@ const DAY = 86_400_000;
 const START = Date.parse('2026-03-01T00:00:00Z');
 
 const report = (topic: string, at: number, streams: AuditReport['streams'] = []) =>
-  ({
-    topic,
-    at: new Date(at).toISOString(),
-    complete: true,
-    scanned: 0,
-    scannedTotal: 0,
-    untracked: 0,
-    unread: 0,
-    checkpoint: [],
-    streams,
-    topicBuckets: [],
-    settled: { landed: 0, notWritten: 0 },
-  }) as AuditReport;
+  auditReportOf(topic, streams, { at: new Date(at).toISOString() });
 
 describe('audit report storage', () => {
   const client = localDynamoDbClient(inject('dynamodbEndpoint'));

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { reportPage, STREAM_PAGES } from '../../functions/audit/report-pages.js';
-import type { AuditReport } from '../../functions/core/audit/ports.js';
-import { LIST_CAP } from '../../functions/core/audit/retention.js';
 import type { GroupSnapshot } from '../../functions/core/reconcile/ports.js';
 import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
 import { planRestore } from '../../functions/core/reconcile/restore-plan.js';
@@ -15,6 +13,7 @@ import {
   reconcileNextAnswer,
   reconcileNowAnswer,
 } from '../../functions/reconcile/run-pages.js';
+import { auditReportOf, fullFindings } from '../helpers/audit-findings.js';
 import { memoryHistory, memoryReports } from '../helpers/reconcile-stores.js';
 
 // reconcile-now, restore and audit answers by pages, at sizes whose whole answer crosses Lambda's 6 MB
@@ -197,92 +196,46 @@ describe('restore answers by pages', () => {
 describe('audit answers by pages', () => {
   const group = (g: number) => `${g}-${'g'.repeat(250)}`;
   /** A stream with every list full (LIST_CAP items) at the longest names, 10 groups. */
-  const fullStream = (s: number) => ({
-    stream: `${String(s).padStart(4, '0')}-${'s'.repeat(244)}`,
-    produced: 9_000_000_000,
-    inLog: 9_000_000_000,
-    processed: Object.fromEntries(Array.from({ length: 10 }, (_, g) => [group(g), 9_000_000_000])),
-    producerDuplicates: Array.from({ length: LIST_CAP }, (_, i) => ({
-      seq: 9_000_000_000 + i,
-      copies: [
-        { partition: 999, offset: 9_000_000_000_000, session: 'x'.repeat(36) },
-        { partition: 998, offset: 9_000_000_000_001, session: 'y'.repeat(36) },
-      ],
-      times: 2,
-    })),
-    consumerDuplicates: Array.from({ length: LIST_CAP }, (_, i) => ({
-      group: group(i % 10),
-      from: 9_000_000_000 + i,
-      to: 9_000_000_100 + i,
-      times: 2,
-      reconcileEvents: [
-        {
-          at: '2026-11-30T12:00:00.000Z',
-          partition: 999,
-          status: 'REWIND',
-          detail: { from: 9_000_000_000_000, to: 8_000_000_000_000 },
-        },
-      ],
-    })),
-    lost: Array.from({ length: LIST_CAP }, (_, i) => ({
-      from: 9_000_000_000 + i,
-      to: 9_000_000_000 + i,
-      acked: { partition: 999, offset: 9_000_000_000_000 },
-    })),
-    pending: Array.from({ length: LIST_CAP }, (_, i) => ({
-      group: group(i % 10),
-      from: 9_000_000_000 + i,
-      to: 9_000_000_100 + i,
-    })),
-    unknownLanded: Array.from({ length: LIST_CAP }, (_, i) => ({
-      seq: 9_000_000_000 + i,
-      partition: 999,
-      offset: 9_000_000_000_000,
-    })),
-    unknownAbsent: Array.from({ length: LIST_CAP }, (_, i) => ({
-      from: 9_000_000_000 + i,
-      to: 9_000_000_000 + i,
-    })),
-    buckets: Array.from({ length: 25 }, (_, i) => ({
-      start: '2026-11-30T12:00:00.000Z',
-      produced: 9_000_000 + i,
-      inLog: 9_000_000,
-      processed: Object.fromEntries(Array.from({ length: 10 }, (_, g) => [group(g), 9_000_000])),
-    })),
-    leftOff: { producerDuplicates: 9_000, consumerDuplicates: 9_000, lost: 9_000, pending: 9_000 },
-  });
+  const fullStream = (s: number) =>
+    fullFindings(`${String(s).padStart(4, '0')}-${'s'.repeat(244)}`, group);
 
   it('answers a topic of 200 streams with every list full (the whole report over 6 MB) in pages under 6 MB, every stream once', () => {
     const report = {
-      topic: 't'.repeat(249),
-      at: '2026-11-30T12:00:00.000Z',
-      complete: true,
-      scanned: 9_000_000,
-      scannedTotal: 9_000_000_000,
-      untracked: 0,
-      unread: 0,
-      checkpoint: Array.from({ length: 1000 }, (_, partition) => ({ partition, next: 9_000_000 })),
-      streams: Array.from({ length: 200 }, (_, s) => fullStream(s)),
-      topicBuckets: [],
-      settled: { landed: 0, notWritten: 0 },
+      ...auditReportOf(
+        't'.repeat(249),
+        Array.from({ length: 200 }, (_, s) => fullStream(s)),
+        {
+          scanned: 9_000_000,
+          scannedTotal: 9_000_000_000,
+          checkpoint: Array.from({ length: 1000 }, (_, partition) => ({
+            partition,
+            next: 9_000_000,
+          })),
+        },
+      ),
       auditId: 'a'.repeat(36),
-    } as unknown as AuditReport & { auditId: string };
+    };
     expect(bytes(report)).toBeGreaterThan(LAMBDA_RESPONSE);
-    // 185,700 bytes: the page size is set by it (report-pages.ts).
-    expect(bytes(report.streams[0])).toBeGreaterThan(150_000);
+    // ~451,000 bytes: 25 of them (the largest limit) would be 11 MB, so a page ends by its bytes.
+    expect(bytes(report.streams[0])).toBeGreaterThan(440_000);
 
     const seen: string[] = [];
     let after: unknown;
     let pages = 0;
+    let largest = 0;
     do {
       const { report: page, next } = reportPage(report, { after, limit: STREAM_PAGES.maxLimit });
-      expect(bytes({ ...page, next: link(next) })).toBeLessThan(LAMBDA_RESPONSE);
+      const size = bytes({ ...page, next: link(next) });
+      expect(size).toBeLessThan(LAMBDA_RESPONSE);
+      largest = Math.max(largest, size);
       expect(page.streamCount).toBe(200);
       seen.push(...page.streams.map((s) => s.stream));
       after = next === undefined ? undefined : decodeCursor(next);
       pages++;
     } while (after !== undefined);
-    expect(pages).toBe(200 / STREAM_PAGES.maxLimit);
+    // Pages end by their bytes before the limit, and are full up to them.
+    expect(pages).toBeGreaterThan(200 / STREAM_PAGES.maxLimit);
+    expect(largest).toBeGreaterThan(LAMBDA_RESPONSE - 600_000);
     expect(seen).toEqual(report.streams.map((s) => s.stream));
   });
 });

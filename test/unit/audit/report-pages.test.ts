@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { htmlReportPage } from '../../../functions/audit/report-pages.js';
-import type { AuditReport, LinkedFindings } from '../../../functions/core/audit/ports.js';
+import type { LinkedFindings } from '../../../functions/core/audit/ports.js';
 import { PayloadTooLargeError } from '../../../functions/core/shared/errors.js';
 import { decodeCursor } from '../../../functions/core/shared/pages.js';
+import { auditReportOf } from '../../helpers/audit-findings.js';
 
 // htmlReportPage's early end by bytes, at a small budget: a page holds the streams that fit it,
 // its next link resumes after the last shown, and one stream alone over it is refused (413).
@@ -22,20 +23,7 @@ const stream = (s: number, groups: number): LinkedFindings =>
     buckets: [],
   }) as unknown as LinkedFindings;
 
-const reportOf = (streams: LinkedFindings[]) =>
-  ({
-    topic: 't',
-    at: '2026-11-30T12:00:00.000Z',
-    complete: true,
-    scanned: 0,
-    scannedTotal: 0,
-    untracked: 0,
-    unread: 0,
-    checkpoint: [],
-    streams,
-    topicBuckets: [],
-    settled: { landed: 0, notWritten: 0 },
-  }) as unknown as AuditReport;
+const reportOf = (streams: LinkedFindings[]) => auditReportOf('t', streams);
 
 const shown = (body: string) => [...body.matchAll(/<h2>Stream ([^<]+)<\/h2>/g)].map((m) => m[1]);
 const link = (cursor: string | undefined) => `/a?cursor=${cursor ?? ''}`;
