@@ -6,20 +6,13 @@ import {
   outcomesJson,
   type RecordOutcome,
 } from '../../../../functions/core/shared/outcomes.js';
+import { seededRandom } from '../../../chaos/random.js';
 
 // The ledger's `outcomes` attribute is this text; ledgers written before outcomesJson hold
 // JSON.stringify(outcomes.map(encodeOutcome)), so the two must be the same text on any input.
 
-/** A small deterministic generator (mulberry32): the same varied outcomes every run. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The same varied inputs every run (mulberry32, the chaos run's generator). */
+const random = seededRandom;
 
 /** Text that needs JSON escaping now and then: quotes, backslashes, controls, non-ASCII, lone surrogates. */
 const PIECES = [
