@@ -296,18 +296,30 @@ function setup(allow: readonly string[] = [], auditHorizonMs = 0, leased = false
   const ledger = new FakeLedger(events, dynamo);
   const keyed = new FakeKeyed(dynamo);
   const sender = new FakeSender(events, ledger);
+  const leases = leased
+    ? createSeqLeases(allocator, { horizonMs: auditHorizonMs, maxLease: 100, windowMs: 1000 })
+    : undefined;
   const publisher = createPublisher({
     catalog,
     sender,
-    allocator: leased
-      ? createSeqLeases(allocator, { horizonMs: auditHorizonMs, maxLease: 100, windowMs: 1000 })
-      : allocator,
+    allocator: leases ?? allocator,
     ledger,
     keyed,
     auditHorizonMs,
     allowTopic: topicAllowList(allow),
   });
-  return { events, dynamo, catalog, allocator, ledger, keyed, sender, publisher };
+  /**
+   * Single-record requests until the container holds `count` seqs of the stream at hand (spare
+   * seqs are at most 3 % of those it handed out, so a lease takes a few dozen requests).
+   */
+  const warmLease = async (count: number) => {
+    for (let i = 0; i < 1000; i++) {
+      if (leases?.peek('orders-stream', count, new Deadline(Date.now() + 10_000))) return;
+      await publisher.publish(request([rec()]));
+    }
+    throw new Error(`no lease of ${count} seqs after 1,000 requests`);
+  };
+  return { events, dynamo, catalog, allocator, ledger, keyed, sender, publisher, warmLease };
 }
 
 interface RecordSpec {
@@ -986,8 +998,8 @@ describe('publish: the fast path (a request ending within the audit horizon of i
   });
 
   it('key, seqs leased: the claim is the one call before the send, and a replay is answered from the refused claim', async () => {
-    const { publisher, dynamo, sender } = setup([], 60_000, true);
-    for (let i = 0; i < 5; i++) await publisher.publish(request([rec()])); // a lease with seqs left
+    const { publisher, dynamo, sender, warmLease } = setup([], 60_000, true);
+    await warmLease(3); // a lease with seqs left
     dynamo.length = 0;
     const req = request([rec()], { idempotencyKey: 'k' });
     const first = await publisher.publishAnswered(req, seqsOf);
@@ -1004,8 +1016,8 @@ describe('publish: the fast path (a request ending within the audit horizon of i
   });
 
   it('key used for another request, seqs leased: 422, nothing sent', async () => {
-    const { publisher, sender } = setup([], 60_000, true);
-    for (let i = 0; i < 5; i++) await publisher.publish(request([rec()])); // a lease with seqs left
+    const { publisher, sender, warmLease } = setup([], 60_000, true);
+    await warmLease(3); // a lease with seqs left
     await publisher.publish(request([rec({ value: 'a' })], { idempotencyKey: 'k' }));
     const sent = sender.calls.length;
     const error = await rejection(

@@ -54,13 +54,14 @@ describe('createSeqLeases', () => {
     expect((callsAt[4] ?? 0) - (callsAt[3] ?? 0)).toBeLessThanOrEqual(12);
     expect(Math.max(...calls)).toBeLessThanOrEqual(1 + 100);
     // What is left of the last lease is all that stays unused (a hole the audit voids).
-    expect(last() - 5000).toBeLessThanOrEqual(Math.max(8, 0.03 * 5000));
+    expect(last() - 5000).toBeLessThanOrEqual(0.03 * 5000);
   });
 
   it('never hands out a leased seq to a request ending past the horizon of its allocation', async () => {
     const { allocator, calls } = counter();
     const leases = createSeqLeases(allocator, options);
-    for (let i = 0; i < 5; i++) await leases.allocate('s', 1, 'orders', within());
+    // Spare seqs are at most 3 % of those handed out: 100 of them make a lease of 3.
+    for (let i = 0; i < 5; i++) await leases.allocate('s', 20, 'orders', within());
     const before = calls.length;
     expect(leases.peek('s', 1, within())).toBe(true);
     clock.now += 59_500; // the lease is 59.5 s old: a request with 1 s left would end past 60 s
@@ -93,7 +94,7 @@ describe('createSeqLeases', () => {
     expect(last() - 53).toBeLessThanOrEqual(8);
   });
 
-  it('leaves at most 3 % of its seqs (or 8) unused after a burst of concurrent requests that stops', async () => {
+  it('leaves at most 3 % of its seqs unused after a burst of concurrent requests that stops', async () => {
     // 1,000 requests at once over 4 containers, as publish-concurrency.test.ts sends them: each
     // container's lease sized by the last second's demand left about that second's seqs (one
     // burst) unused: 17 % of those allocated.
@@ -107,7 +108,7 @@ describe('createSeqLeases', () => {
           leases.allocate('s', 1, 'orders', new Deadline(clock.now + 60_000)),
         ),
       );
-      expect(last() - 250, `container ${container}`).toBeLessThanOrEqual(Math.max(8, 0.03 * 250));
+      expect(last() - 250, `container ${container}`).toBeLessThanOrEqual(0.03 * 250);
       unused += last() - 250;
       allocated += last();
     }
@@ -145,10 +146,34 @@ describe('createSeqLeases', () => {
     }
   });
 
+  it('leaves at most 3 % of its seqs unused however short its run: a few dozen requests, then stopping', async () => {
+    // The chaos run at load 15: each publisher sent 8 to 20 requests of 1..12 records before the
+    // run stopped; a floor of 8 spare seqs per container left 24 of 210 seqs (11 %) VOID.
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const random = seededRandom(seed);
+      const { allocator, last } = counter();
+      const leases = createSeqLeases(allocator, { ...options, horizonMs: 30_000 });
+      let used = 0;
+      const requests = between(random, 8, 20);
+      for (let i = 0; i < requests; i++) {
+        clock.now += between(random, 300, 1500);
+        const count = between(random, 1, 12);
+        await leases.allocate('s', count, 'orders', new Deadline(clock.now + 8000));
+        used += count;
+      }
+      const unused = last() - used;
+      expect(unused, `seed ${seed}: ${unused} of ${last()} unused`).toBeLessThanOrEqual(
+        Math.floor(0.03 * used),
+      );
+    }
+  });
+
   it('keeps a rest too small for one request for a later, smaller one', async () => {
     const { allocator, calls } = counter();
     const leases = createSeqLeases(allocator, options);
-    for (let i = 0; i < 4; i++) await leases.allocate('s', 1, 'orders', within());
+    // Spare seqs are at most 3 % of those handed out: requests of one until a lease holds 2.
+    for (let i = 0; i < 1000 && !leases.peek('s', 2, within()); i++)
+      await leases.allocate('s', 1, 'orders', within());
     expect(leases.peek('s', 2, within())).toBe(true);
     expect(leases.peek('s', 10, within())).toBe(false);
     const big = await leases.allocate('s', 10, 'orders', within());
