@@ -17,7 +17,7 @@ import type { Allocation, SequenceAllocator } from './ports.js';
 //   its own, none left over), rather than each allocating, and leaving, a lease of its own;
 // - beyond that, a lease holds spare seqs for requests still to come: the container's demand over
 //   the last window (a sliding estimate), but never more spare seqs at hand than SPARE_SHARE of
-//   the seqs it has handed out on the stream, up to `maxLease` in all. An idle or
+//   the seqs it has handed out on the stream (or MIN_SPARE), up to `maxLease` in all. An idle or
 //   slow container leases nothing extra, and one that stops, after however short a burst, leaves
 //   at most that share unused: the rest of a lease is a hole the audit voids;
 // - a rest too small for a request is kept (up to MAX_RESTS of them per stream) for a later,
@@ -30,10 +30,12 @@ import type { Allocation, SequenceAllocator } from './ports.js';
 const MAX_RESTS = 8;
 /** Spare seqs a container holds at most, as a share of the seqs it has handed out on a stream. */
 const SPARE_SHARE = 0.03;
-// No floor of spare seqs whatever a container has handed out: a floor of 8 per container and
-// stream was 24 of 210 seqs (11 %) VOID in a chaos run at load 15, where each publisher sent a
-// few dozen requests before the run stopped. Without it a container's first ~34 seqs on a stream
-// each take a counter call (the ramp), and what stays unused is at most SPARE_SHARE of its seqs.
+/**
+ * Spare seqs a container may hold whatever it has handed out on a stream (so that its second
+ * request already finds one). It was 8: 24 of 210 seqs (11 %) were VOID in a chaos run at load
+ * 15, where each publisher sent a few dozen requests before the run stopped.
+ */
+const MIN_SPARE = 2;
 
 export interface SeqLeaseOptions {
   /** The audit's horizon (ms): leased seqs are used only by requests ending within it. */
@@ -189,7 +191,7 @@ export function createSeqLeases(inner: SequenceAllocator, options: SeqLeaseOptio
       }
       // The waiting requests' seqs, and spare ones: about a window's demand, less the seqs still
       // at hand, within the share of what the container handed out (few left when it stops).
-      const share = Math.floor(SPARE_SHARE * total);
+      const share = Math.max(MIN_SPARE, Math.floor(SPARE_SHARE * total));
       const spare = Math.max(0, Math.min(recent, share) - atHand(stream, deadline));
       const extra = Math.min(options.maxLease, (waiting.get(stream) ?? 0) + spare);
       const call = inner.allocate(stream, count + extra, topic, deadline);

@@ -94,7 +94,7 @@ describe('createSeqLeases', () => {
     expect(last() - 53).toBeLessThanOrEqual(8);
   });
 
-  it('leaves at most 3 % of its seqs unused after a burst of concurrent requests that stops', async () => {
+  it('leaves at most 3 % of its seqs (or 2) unused after a burst of concurrent requests that stops', async () => {
     // 1,000 requests at once over 4 containers, as publish-concurrency.test.ts sends them: each
     // container's lease sized by the last second's demand left about that second's seqs (one
     // burst) unused: 17 % of those allocated.
@@ -108,7 +108,7 @@ describe('createSeqLeases', () => {
           leases.allocate('s', 1, 'orders', new Deadline(clock.now + 60_000)),
         ),
       );
-      expect(last() - 250, `container ${container}`).toBeLessThanOrEqual(0.03 * 250);
+      expect(last() - 250, `container ${container}`).toBeLessThanOrEqual(Math.max(2, 0.03 * 250));
       unused += last() - 250;
       allocated += last();
     }
@@ -146,9 +146,10 @@ describe('createSeqLeases', () => {
     }
   });
 
-  it('leaves at most 3 % of its seqs unused however short its run: a few dozen requests, then stopping', async () => {
+  it('leaves at most 3 % of its seqs (or 2) unused however short its run: a few dozen requests, then stopping', async () => {
     // The chaos run at load 15: each publisher sent 8 to 20 requests of 1..12 records before the
-    // run stopped; a floor of 8 spare seqs per container left 24 of 210 seqs (11 %) VOID.
+    // run stopped; a floor of 8 spare seqs per container left 24 of 210 seqs (11 %) VOID; the
+    // chaos checker's bound is 5 % (3 publishers at 2 each: 6 of the ~120 seqs the run needs).
     for (const seed of [1, 2, 3, 4, 5]) {
       const random = seededRandom(seed);
       const { allocator, last } = counter();
@@ -163,7 +164,7 @@ describe('createSeqLeases', () => {
       }
       const unused = last() - used;
       expect(unused, `seed ${seed}: ${unused} of ${last()} unused`).toBeLessThanOrEqual(
-        Math.floor(0.03 * used),
+        Math.max(2, Math.floor(0.03 * used)),
       );
     }
   });
