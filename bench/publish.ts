@@ -29,6 +29,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
+import { TXN_RETRY } from '../functions/adapters/kafka/transactional-producer.js';
 import { type LocalStack, startLocalStack } from '../infra/local/stack.js';
 import { httpEvent, lambdaContext, testAuthEnv } from '../test/helpers/http-event.js';
 import {
@@ -63,7 +64,15 @@ const LIMITS_REPEATS = smokeOr(5, 1);
 // TALLY_MAX_REQUEST_BYTES's default (the smoke run fills a tenth of it).
 const MAX_REQUEST_BYTES = smokeOr(6_000_000, 600_000);
 
-const BATCH_SIDES = ['handler', 'httpApi', 'rawKafkajs', 'rawWithHeaders', 'kcat'] as const;
+const BATCH_SIDES = [
+  'handler',
+  'httpApi',
+  'rawKafkajs',
+  'rawWithHeaders',
+  'kcat',
+  'handlerTransactional',
+  'rawTransactional',
+] as const;
 type BatchSide = (typeof BATCH_SIDES)[number];
 
 function optionOf(argv: readonly string[], name: string): string | undefined {
@@ -243,7 +252,9 @@ type SingleMode =
   | 'httpApi'
   | 'rawKafkajs'
   | 'floorKeyless'
-  | 'floorKeyed';
+  | 'floorKeyed'
+  | 'handlerTransactional'
+  | 'rawTransactional';
 type SingleFigures = {
   readonly latencyMs: Latency;
   /** p50 and p99 of each round of ROUND requests: median (min–max) over the rounds. */
@@ -267,6 +278,9 @@ interface BatchFigures {
   /** The raw producer sending the same records with Tally's three tally.* headers. */
   readonly rawWithHeaders: Throughput & AccountSummary;
   readonly kcat: Throughput & AccountSummary;
+  /** The handler with Tally-Transactional: true, and one raw kafkajs transaction of the records. */
+  readonly handlerTransactional: Throughput & AccountSummary;
+  readonly rawTransactional: Throughput & AccountSummary;
   /** handler batch time / raw batch time of the same repeat = raw throughput / handler's. */
   readonly rawOverHandlerThroughputPerPair: Spread;
   /** The goal's ratio (issue 15: ≥ 0.8): handler throughput / raw's = raw time / handler time. */
@@ -276,6 +290,9 @@ interface BatchFigures {
   readonly rawWithHeadersOverRawThroughputPerPair: Spread;
   readonly rawOverHttpApiThroughputPerPair: Spread;
   readonly kcatOverRawThroughputPerPair: Spread;
+  /** Transactional handler throughput / a raw transaction's, and / the idempotent handler's. */
+  readonly handlerTransactionalOverRawTransactionalThroughputPerPair: Spread;
+  readonly handlerTransactionalOverHandlerThroughputPerPair: Spread;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -387,6 +404,9 @@ try {
     TALLY_STREAMS_TABLE: stack.tables.StreamsTable,
     TALLY_LEDGER_TABLE: stack.tables.LedgerTable,
     TALLY_RESERVATIONS_TABLE: stack.tables.ReservationsTable,
+    // Transactional publish (Tally-Transactional: true): the transactional ids' lease pool.
+    TALLY_TXN_IDS_TABLE: stack.tables.TxnIdsTable,
+    TALLY_TXN_ID_PREFIX: `bench-${runId}-`,
     AWS_REGION: 'us-east-1',
     LOG_LEVEL: 'error',
     TALLY_MAX_BATCH_ENTRIES: String(BATCH_RECORDS),
@@ -445,6 +465,29 @@ try {
   });
   await rawProducer.connect();
   cleanups.push(() => rawProducer.disconnect());
+  // Its transactional floor: one transaction per request (send, commit), with the settings of
+  // Tally's transactional producer (adapters/kafka/transactional-producer.ts: its retry, so that
+  // CONCURRENT_TRANSACTIONS after a commit waits 10 ms, not kafkajs's 300).
+  const rawTxnProducer: Producer = adminKafka.producer({
+    transactionalId: `bench-raw-${runId}`,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    transactionTimeout: 60_000,
+    retry: TXN_RETRY,
+  });
+  await rawTxnProducer.connect();
+  cleanups.push(() => rawTxnProducer.disconnect());
+  const inTransaction = async (send: { topic: string; messages: Message[] }) => {
+    const transaction = await rawTxnProducer.transaction();
+    try {
+      await transaction.send({ ...send, acks: -1 });
+    } catch (error) {
+      await transaction.abort().catch(() => {});
+      throw error;
+    }
+    await transaction.commit();
+  };
 
   const clusterId = stack.kafkaClusterId;
   const value = (bytes: number, i: number) => `${i}:`.padEnd(bytes, 'x');
@@ -469,6 +512,8 @@ try {
     'rawKafkajs',
     'floorKeyless',
     'floorKeyed',
+    'handlerTransactional',
+    'rawTransactional',
   ];
   /** The local HTTP API (serverless-offline running serverless.yml's function), as a client calls it. */
   const viaApi = async (path: string, body: string) => {
@@ -574,6 +619,8 @@ try {
       rawKafkajs: await topic('single-raw'),
       floorKeyless: await topic('single-floor-keyless'),
       floorKeyed: await topic('single-floor-keyed'),
+      handlerTransactional: await topic('single-txn'),
+      rawTransactional: await topic('single-raw-txn'),
     } satisfies Record<SingleMode, string>;
     let counter = 0;
     /** One request; returns its latency in ms (the event is built outside the timing). */
@@ -587,6 +634,14 @@ try {
         await rawProducer
           .send({ topic: topics.rawKafkajs, acks: -1, messages: [message] })
           .catch((error: unknown) => fail(which, String(error)));
+        return performance.now() - start;
+      }
+      if (which === 'rawTransactional') {
+        const message: Message = { key, value: text };
+        const start = performance.now();
+        await inTransaction({ topic: topics.rawTransactional, messages: [message] }).catch(
+          (error: unknown) => fail(which, String(error)),
+        );
         return performance.now() - start;
       }
       if (which === 'httpApi') {
@@ -615,7 +670,12 @@ try {
       const event = httpEvent({
         routeKey: 'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records',
         pathParameters: { cluster_id: clusterId, topic_name: topics[which] },
-        headers: which === 'handler' ? {} : { 'idempotency-key': `bench-${runId}-${i}` },
+        headers:
+          which === 'handler'
+            ? {}
+            : which === 'handlerTransactional'
+              ? { 'tally-transactional': 'true' }
+              : { 'idempotency-key': `bench-${runId}-${i}` },
         body: JSON.stringify({
           key: { type: 'STRING', data: key },
           value: { type: 'STRING', data: text },
@@ -684,6 +744,15 @@ try {
       handlerIdempotencyKeyP50OverRawP50: perRound('handlerIdempotencyKey', 'p50'),
       floorKeylessP50OverRawP50: perRound('floorKeyless', 'p50'),
       floorKeyedP50OverRawP50: perRound('floorKeyed', 'p50'),
+      // Transactional mode: against its own floor (a raw transaction per record), and the cost of
+      // the mode over the idempotent handler in the same turns.
+      handlerTransactionalP50OverRawTransactionalP50: perRound(
+        'handlerTransactional',
+        'p50',
+        'rawTransactional',
+      ),
+      handlerTransactionalP50OverHandlerP50: perRound('handlerTransactional', 'p50', 'handler'),
+      rawTransactionalP50OverRawP50: perRound('rawTransactional', 'p50'),
     };
     return {
       setup: {
@@ -700,6 +769,10 @@ try {
           "the keyless handler's I/O done directly: the rawKafkajs send, then the ledger PutItem (conditional), with the handler's DynamoDB client settings",
         floorKeyed:
           "the keyed handler's I/O done directly: the reservation PutItem (conditional claim), the rawKafkajs send, then the ledger PutItem and the reservation UpdateItem (the answer) side by side",
+        handlerTransactional:
+          'the handler with Tally-Transactional: true (one Kafka transaction per request, its id leased from the pool, the ledger written SENDING and PREPARED around the send)',
+        rawTransactional:
+          "kafkajs 2.2.4 transactional producer: transaction(), send, commit per request, with the retry of Tally's transactional producer",
         dynamodbNote:
           'httpMsPerRequest: request written to response headers, summed over the calls (node:http diagnostics channels); excludes SDK work in this process',
         cpuNote:
@@ -720,6 +793,8 @@ try {
       const rawTopic = await topic(`batch-${bytes}-raw`);
       const rawHeadersTopic = await topic(`batch-${bytes}-raw-headers`);
       const kcatTopic = await topic(`batch-${bytes}-kcat`);
+      const handlerTxnTopic = await topic(`batch-${bytes}-handler-txn`);
+      const rawTxnTopic = await topic(`batch-${bytes}-raw-txn`);
       const keys = Array.from({ length: BATCH_RECORDS }, (_, i) => `k-${i}`);
       const values = keys.map((_, i) => value(bytes, i));
       const payloadBytes = keys.reduce((sum, k, i) => sum + k.length + (values[i]?.length ?? 0), 0);
@@ -733,10 +808,15 @@ try {
       const messages: Message[] = keys.map((key, i) => ({ key, value: values[i] ?? null }));
       const kcatInput = keys.map((key, i) => `${key}\t${values[i]}\n`).join('');
 
-      const handlerRun = async () => {
+      /** The batch handler in-process; `transactional`: one Kafka transaction for the batch. */
+      const handlerRunOf = (transactional: boolean) => async () => {
         const event = httpEvent({
           routeKey: 'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch',
-          pathParameters: { cluster_id: clusterId, topic_name: handlerTopic },
+          pathParameters: {
+            cluster_id: clusterId,
+            topic_name: transactional ? handlerTxnTopic : handlerTopic,
+          },
+          headers: transactional ? { 'tally-transactional': 'true' } : {},
           body,
         });
         const start = performance.now();
@@ -746,8 +826,18 @@ try {
           response.statusCode !== 207
             ? -1
             : (JSON.parse(response.body ?? '{}') as { failures?: unknown[] }).failures?.length;
-        if (failed !== 0) fail(`batch-${bytes}`, `${response.statusCode}: ${response.body}`);
+        const what = `${transactional ? 'txn-' : ''}batch-${bytes}`;
+        if (failed !== 0) fail(what, `${response.statusCode}: ${response.body}`);
         return ms;
+      };
+      const handlerRun = handlerRunOf(false);
+      const handlerTxnRun = handlerRunOf(true);
+      const rawTxnRun = async () => {
+        const start = performance.now();
+        await inTransaction({ topic: rawTxnTopic, messages }).catch((error: unknown) =>
+          fail(`raw-txn-batch-${bytes}`, String(error)),
+        );
+        return performance.now() - start;
       };
       const httpRun = async () => {
         const start = performance.now();
@@ -827,6 +917,8 @@ try {
           ['rawKafkajs', rawRun],
           ['rawWithHeaders', rawWithHeadersRun],
           ['kcat', kcatRun],
+          ['handlerTransactional', handlerTxnRun],
+          ['rawTransactional', rawTxnRun],
         ] as const
       ).filter(([which]) => batchSides.has(which));
       // Warm-up, one batch per side: topic metadata, first-batch allocations.
@@ -836,12 +928,16 @@ try {
       const rawMs: number[] = [];
       const rawHeadersMs: number[] = [];
       const kcatMs: number[] = [];
+      const handlerTxnMs: number[] = [];
+      const rawTxnMs: number[] = [];
       const accounts = {
         handler: new Account(),
         httpApi: new Account(),
         rawKafkajs: new Account(),
         rawWithHeaders: new Account(),
         kcat: new Account(),
+        handlerTransactional: new Account(),
+        rawTransactional: new Account(),
       };
       const times = {
         handler: handlerMs,
@@ -849,6 +945,8 @@ try {
         rawKafkajs: rawMs,
         rawWithHeaders: rawHeadersMs,
         kcat: kcatMs,
+        handlerTransactional: handlerTxnMs,
+        rawTransactional: rawTxnMs,
       };
       for (let r = 0; r < batchRepeats; r++) {
         for (const [which, run] of runs) {
@@ -872,6 +970,8 @@ try {
       const headersCostRatios = rawHeadersMs.map((h, r) => (rawMs[r] ?? NaN) / h);
       const httpPairRatios = httpMs.map((h, r) => h / (rawMs[r] ?? NaN));
       const kcatPairRatios = kcatMs.map((kcat, r) => (rawMs[r] ?? NaN) / kcat);
+      const txnGoalRatios = handlerTxnMs.map((h, r) => (rawTxnMs[r] ?? NaN) / h);
+      const txnCostRatios = handlerTxnMs.map((h, r) => (handlerMs[r] ?? NaN) / h);
       out[`value${bytes}B`] = {
         records: BATCH_RECORDS,
         valueBytes: bytes,
@@ -882,12 +982,19 @@ try {
         rawKafkajs: { ...figures(rawMs), ...accounts.rawKafkajs.summary() },
         rawWithHeaders: { ...figures(rawHeadersMs), ...accounts.rawWithHeaders.summary() },
         kcat: { ...figures(kcatMs), ...accounts.kcat.summary() },
+        handlerTransactional: {
+          ...figures(handlerTxnMs),
+          ...accounts.handlerTransactional.summary(),
+        },
+        rawTransactional: { ...figures(rawTxnMs), ...accounts.rawTransactional.summary() },
         rawOverHandlerThroughputPerPair: spread(pairRatios),
         handlerOverRawThroughputPerPair: spread(goalRatios),
         handlerOverRawWithHeadersThroughputPerPair: spread(headersGoalRatios),
         rawWithHeadersOverRawThroughputPerPair: spread(headersCostRatios),
         rawOverHttpApiThroughputPerPair: spread(httpPairRatios),
         kcatOverRawThroughputPerPair: spread(kcatPairRatios),
+        handlerTransactionalOverRawTransactionalThroughputPerPair: spread(txnGoalRatios),
+        handlerTransactionalOverHandlerThroughputPerPair: spread(txnCostRatios),
       };
       note(`batch ${bytes} B: ${batchRepeats} repeats per side done`);
     }
@@ -905,6 +1012,10 @@ try {
         rawKafkajs: 'one producer.send of the same 1,000 messages, acks -1',
         rawWithHeaders:
           'the same send with the three tally.* headers on every message (stream, a fresh seq, session), built before the clock starts',
+        handlerTransactional:
+          'the batch handler with Tally-Transactional: true: the 1,000 records in one Kafka transaction, committed before the answer',
+        rawTransactional:
+          'one kafkajs transaction of the same 1,000 messages (transaction(), send, commit), with the retry of Tally’s transactional producer',
         megabyte: '10^6 bytes of key + value payload (the handler also adds tally.* headers)',
       },
       ...out,
@@ -1027,6 +1138,8 @@ function markdown(
     floorKeyed: 'floor, Idempotency-Key: raw kafkajs + 2 DynamoDB round trips (3 calls)',
     rawWithHeaders: 'raw kafkajs with the tally.* headers',
     kcat: 'kcat -P (process per batch)',
+    handlerTransactional: 'Tally handler, Tally-Transactional: true',
+    rawTransactional: 'raw kafkajs transactional producer (a transaction per request)',
   };
   if (single) {
     lines.push(
@@ -1040,6 +1153,8 @@ function markdown(
       'rawKafkajs',
       'floorKeyless',
       'floorKeyed',
+      'handlerTransactional',
+      'rawTransactional',
     ] as const) {
       const entry = single[which];
       if (!entry) continue;

@@ -10,7 +10,8 @@ export interface Section {
   readonly figures: readonly string[];
 }
 
-const SINGLE = '{handler,handlerIdempotencyKey,httpApi,rawKafkajs,floorKeyless,floorKeyed}';
+const SINGLE =
+  '{handler,handlerIdempotencyKey,httpApi,rawKafkajs,floorKeyless,floorKeyed,handlerTransactional,rawTransactional}';
 const BATCH = 'batch.{value100B,value1024B}';
 const SPREAD = '{median,min,max}';
 
@@ -21,11 +22,13 @@ export const SECTIONS = {
     figures: [
       `single.${SINGLE}.{p50PerRound,p99PerRound}.${SPREAD}`,
       `single.${SINGLE}.dynamodb.callsPerRequest`,
-      `${BATCH}.{handler,httpApi,rawKafkajs,rawWithHeaders,kcat}.{recordsPerSecond,megabytesPerSecond}.${SPREAD}`,
+      `${BATCH}.{handler,httpApi,rawKafkajs,rawWithHeaders,kcat,handlerTransactional,rawTransactional}.{recordsPerSecond,megabytesPerSecond}.${SPREAD}`,
       `${BATCH}.{handler,rawKafkajs,rawWithHeaders}.batchMs.median`,
       `${BATCH}.{handler,rawKafkajs,rawWithHeaders}.cpuMsPerRequest.benchProcess`,
       `${BATCH}.handler.dynamodb.{callsPerRequest,httpMsPerRequest}`,
       `${BATCH}.{handlerOverRawThroughputPerPair,handlerOverRawWithHeadersThroughputPerPair}.${SPREAD}`,
+      `${BATCH}.{handlerTransactionalOverRawTransactionalThroughputPerPair,handlerTransactionalOverHandlerThroughputPerPair}.${SPREAD}`,
+      `ratios.{handlerTransactionalP50OverRawTransactionalP50,handlerTransactionalP50OverHandlerP50}.${SPREAD}`,
       `ratios.{handlerP50OverFloorKeylessP50,handlerIdempotencyKeyP50OverFloorKeyedP50}.${SPREAD}`,
       `ratios.{batch100BHandlerOverRawWithHeadersThroughput,batch1024BHandlerOverRawWithHeadersThroughput}.${SPREAD}`,
       `limits.{keyed,keyless}.{handlerMs,rawKafkajsMs}.${SPREAD}`,

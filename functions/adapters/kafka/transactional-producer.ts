@@ -39,7 +39,7 @@ import {
 //   the controller moved its partitions): `fence` tries again until its deadline.
 
 /** The producer's retrier: see above. Kafka's Java client backs off 20 ms on this error. */
-const TXN_RETRY = { retries: 10, initialRetryTime: 10, maxRetryTime: 1000, multiplier: 2 };
+export const TXN_RETRY = { retries: 10, initialRetryTime: 10, maxRetryTime: 1000, multiplier: 2 };
 /** Backoff between fencing attempts (a coordinator moving after its broker died takes seconds). */
 const FENCE_BACKOFF = { firstMs: 100, maxMs: 1000 };
 /** Rounds of regrouping a transaction's records by leader (a leader moved before any was sent). */
