@@ -2,7 +2,7 @@ import { decodeParts, encodeParts } from '../../functions/adapters/dynamodb/hist
 import { shardKey } from '../../functions/core/reconcile/group-shards.js';
 import type { OffsetObservation } from '../../functions/core/reconcile/offsets/offset-status.js';
 import type { PartitionHistory } from '../../functions/core/reconcile/offsets/partition-history.js';
-import { topicMoves } from '../../functions/core/reconcile/topic-index.js';
+import { sameTopics, topicMoves } from '../../functions/core/reconcile/topic-index.js';
 import type {
   HistoryEntry,
   HistoryItem,
@@ -222,7 +222,7 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
           ...(marked?.digest !== undefined && { digest: marked.digest }),
           ...(topics && { topics: [...topics.now] }),
         });
-        if (!topics) continue;
+        if (!topics || sameTopics(topics.was, topics.now)) continue;
         const moves = topicMoves(topics.was, topics.now);
         for (const topic of moves.put) put(TOPICS, `topic#${topic}#group#${group}`, {});
         for (const topic of moves.remove) table.delete(TOPICS, `topic#${topic}#group#${group}`);

@@ -7,7 +7,7 @@ import {
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { ReportStore } from '../../core/reconcile/ports.js';
-import { topicMoves } from '../../core/reconcile/topic-index.js';
+import { sameTopics, topicMoves } from '../../core/reconcile/topic-index.js';
 import { batchDelete, batchPut } from './batch-put.js';
 import { createChunkedItems } from './chunked-items.js';
 import { orUnavailable } from './client.js';
@@ -168,7 +168,9 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
         if (!dated && !topics) continue;
         const marked = dated ? { markedAt: at, digest: dated.digest } : topics?.marked;
         items.push(indexEntry(group, marked?.markedAt ?? at, marked?.digest, topics?.now));
-        if (!topics) continue;
+        // Written with a dated report alone, the entry keeps its topics; the topic index moves
+        // only when they changed (an entry without them counts as `was` empty).
+        if (!topics || sameTopics(topics.was, topics.now)) continue;
         const moves = topicMoves(topics.was, topics.now);
         items.push(...topicIndex.readerKeys(group, moves.put));
         unread.push(...topicIndex.readerKeys(group, moves.remove));

@@ -123,7 +123,8 @@ export interface GroupReportWrite {
    * The topics the report reads (`now`) and those the group's index entry recorded (`was`; empty
    * when none), given when the entry is written (with `dated`) or must be (its topics changed, or
    * it has none yet): the entry records `now` (keeping `marked`'s mark and digest when not
-   * `dated`), and the topic index moves from `was` to `now` (topic-index.ts).
+   * `dated`), and, where `was` and `now` differ, the topic index moves from `was` to `now`
+   * (topic-index.ts).
    */
   readonly topics?: {
     readonly now: readonly string[];

@@ -15,9 +15,9 @@ export function sameTopics(a: readonly string[], b: readonly string[]): boolean 
 }
 
 /**
- * What moves in the topic index when a group's recorded topics go from `was` to `now`: every
- * topic of `now` is written again (so an entry a race or an older run left out comes back with
- * the group's next write), those of `was` no longer read are removed.
+ * What moves in the topic index when a group's recorded topics change from `was` to `now`:
+ * every topic of `now` is written again (so an item two overlapping runs left out comes back
+ * with the group's next change), those of `was` no longer read are removed.
  */
 export function topicMoves(
   was: readonly string[],
