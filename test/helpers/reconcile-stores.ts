@@ -2,7 +2,6 @@ import { decodeParts, encodeParts } from '../../functions/adapters/dynamodb/hist
 import { shardKey } from '../../functions/core/reconcile/group-shards.js';
 import type { OffsetObservation } from '../../functions/core/reconcile/offsets/offset-status.js';
 import type { PartitionHistory } from '../../functions/core/reconcile/offsets/partition-history.js';
-import { sameTopics, topicMoves } from '../../functions/core/reconcile/topic-index.js';
 import type {
   HistoryEntry,
   HistoryItem,
@@ -15,6 +14,7 @@ import {
   createReconciler,
   type ReconcileOptions,
 } from '../../functions/core/reconcile/reconciler.js';
+import { sameTopics, topicMoves } from '../../functions/core/reconcile/topic-index.js';
 import type { FakeCluster } from './fake-cluster.js';
 
 // In-memory stores behind reconcile's ports, with DynamoDB's conditions and ordered sort keys,
@@ -257,7 +257,10 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
             const item = table.get(INDEX, sk);
             const digest = typeof item?.digest === 'string' ? { digest: item.digest } : {};
             const topics = Array.isArray(item?.topics) ? { topics: item.topics as string[] } : {};
-            return [sk.slice(6), { markedAt: Number(item?.markedAt), ...digest, ...topics }] as const;
+            return [
+              sk.slice(6),
+              { markedAt: Number(item?.markedAt), ...digest, ...topics },
+            ] as const;
           }),
       );
     },

@@ -5,7 +5,9 @@
 // written before this index), so a steady cluster adds no writes per run.
 
 /** The topics a report's partitions read, sorted, each once. */
-export function topicsRead(report: { readonly partitions: readonly { topic: string }[] }): string[] {
+export function topicsRead(report: {
+  readonly partitions: readonly { topic: string }[];
+}): string[] {
   return [...new Set(report.partitions.map((p) => p.topic))].sort();
 }
 
