@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createMappingStore } from '../../functions/adapters/dynamodb/mapping-store.js';
 import { createOffsetHistory } from '../../functions/adapters/dynamodb/offset-history.js';
 import { createReportStore } from '../../functions/adapters/dynamodb/report-store.js';
+import { shardOf, shardScope } from '../../functions/core/reconcile/group-shards.js';
 import type { ReportStore } from '../../functions/core/reconcile/ports.js';
 import { createReconciler } from '../../functions/core/reconcile/reconciler.js';
 import { topicsRead } from '../../functions/core/reconcile/topic-index.js';
@@ -251,6 +252,60 @@ describe('the topic index as reconcile runs move it', () => {
     await reconciler.run();
     expect((await reports.reportedGroups()).get('tr-a')).toEqual(before);
   }, 180_000);
+
+  it("keeps the topic index across fan-out children, each moving its own groups' items", async () => {
+    const SHARDS = 4;
+    const now = START + 200 * HOUR;
+    const cluster = new FakeCluster();
+    const groups = Array.from({ length: 12 }, (_, k) => `ts-${k}`);
+    const reads = (...topics: string[]) => ({
+      state: 'Empty',
+      members: [],
+      commits: new Map(topics.map((t) => [`${t}#0`, 1])),
+    });
+    cluster.topics.set('tr.shared', [{ logStart: 0, logEnd: 5 }]);
+    for (const [k, group] of groups.entries()) {
+      cluster.topics.set(`tr.own-${k}`, [{ logStart: 0, logEnd: 5 }]);
+      cluster.groups.set(group, reads('tr.shared', `tr.own-${k}`));
+    }
+    const reports = createReportStore(documents, reportsTable);
+    const reconciler = createReconciler(
+      {
+        source: cluster.source(() => now),
+        history: createOffsetHistory(documents, process.env.TALLY_OFFSET_HISTORY_TABLE as string),
+        mappings: createMappingStore(documents, process.env.TALLY_MAPPINGS_TABLE as string),
+        reports,
+      },
+      { windowSize: 3, graceMs: 0, retentionMs: 24 * HOUR, pruneBudget: 100 },
+    );
+    const children = () =>
+      Promise.all(
+        Array.from({ length: SHARDS }, (_, shard) => reconciler.run(shardScope(shard, SHARDS))),
+      );
+    await children();
+    expect(await consumersOf('tr.shared')).toEqual([...groups].sort());
+    for (const [k, group] of groups.entries()) {
+      expect(await consumersOf(`tr.own-${k}`)).toEqual([group]);
+    }
+    // ts-5's own topic is deleted; ts-3 starts reading another. Each shard's child runs (the
+    // one owning ts-3 last): each moves its own groups' items only, the others' stay.
+    cluster.topics.delete('tr.own-5');
+    cluster.topics.set('tr.extra', [{ logStart: 0, logEnd: 9 }]);
+    cluster.groups.set('ts-3', reads('tr.shared', 'tr.own-3', 'tr.extra'));
+    const last = shardOf('ts-3', SHARDS);
+    for (let shard = 0; shard < SHARDS; shard++) {
+      if (shard !== last) await reconciler.run(shardScope(shard, SHARDS));
+    }
+    expect(await consumersOf('tr.extra')).toEqual([]);
+    await reconciler.run(shardScope(last, SHARDS));
+    expect(await consumersOf('tr.extra')).toEqual(['ts-3']);
+    expect(await consumersOf('tr.own-5')).toEqual([]);
+    expect(await consumersOf('tr.shared')).toEqual([...groups].sort());
+    const list = await topicList();
+    expect(list).toContain('tr.extra');
+    expect(list).not.toContain('tr.own-5');
+    expect(list.filter((t) => t.startsWith('tr.own-'))).toHaveLength(11);
+  }, 120_000);
 
   it('answers as if no group read any topic until the first run after the upgrade writes the index', async () => {
     let now = START + 100 * HOUR;
