@@ -259,6 +259,16 @@ const burrowGet = (
     },
   },
 });
+/** `operation` with a 413 in Burrow's error body (`why`). */
+const tooLarge = (operation: { get: Operation }, why: string): { get: Operation } => ({
+  get: {
+    ...operation.get,
+    responses: {
+      ...operation.get.responses,
+      '413': { description: why, content: json(ref('BurrowError')) },
+    },
+  },
+});
 const burrowCluster = path('cluster');
 const burrowGroup = path('group');
 const burrowStatus = (operationId: string, summary: string) =>
@@ -589,12 +599,15 @@ export const openApiDocument: OpenApiDocument = {
       'burrowLag',
       "A group's status with every partition",
     ),
-    '/v3/kafka/{cluster}/topic': burrowGet(
-      'burrowTopics',
-      'Topics some group reads',
-      ref('BurrowNames'),
-      ref('BurrowNotFound'),
-      [burrowCluster],
+    '/v3/kafka/{cluster}/topic': tooLarge(
+      burrowGet(
+        'burrowTopics',
+        'Topics some group reads',
+        ref('BurrowNames'),
+        ref('BurrowNotFound'),
+        [burrowCluster],
+      ),
+      "the list is over Lambda's 6,291,556-byte response (some 24,000 topics of 249 characters): Burrow's error body naming the limit",
     ),
     '/v3/kafka/{cluster}/topic/{topic}': burrowGet(
       'burrowTopic',

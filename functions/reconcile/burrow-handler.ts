@@ -3,7 +3,9 @@
 // …/consumer, …/consumer/{group}, …/status, …/lag, …/topic, …/topic/{topic}, …/consumers; and
 // its read-only /v3/config tree and GET /v3/admin/loglevel from Tally's settings. The consumer
 // list is whole, as Burrow answers it, while it fits Lambda's 6 MB response; past that 413 naming
-// `?limit=&cursor=`, by which it comes in pages with a `next` link (Tally's extension).
+// `?limit=&cursor=`, by which it comes in pages with a `next` link (Tally's extension), each page
+// one page of the index read. The topic routes read the topic index (adapters/dynamodb/
+// topic-index.ts), and one topic's routes only its readers' reports, however many groups there are.
 import {
   type BurrowRequest,
   burrowError,
@@ -11,13 +13,13 @@ import {
   clusterDetail,
   clusterList,
   clusterName,
+  consumerCursor,
   consumerDetail,
   consumerList,
   consumerListPage,
   consumerStatus,
   isCluster,
   notFound,
-  type TopicsSeen,
   topicConsumers,
   topicDetail,
   topicList,
@@ -33,7 +35,7 @@ import { nextLink, pageRequest } from '../platform/http-pages.js';
 import { logger } from '../platform/log.js';
 import { reconcileRuntime } from '../reconciling/runtime.js';
 
-/** Latest reports read at once by the topic routes. */
+/** Latest reports read at once by a topic's route. */
 const READ_BATCH = 32;
 
 function decodeSegment(segment: string): string | undefined {
@@ -60,9 +62,15 @@ function unknownCluster(kind?: string, item?: string, sub?: string): string {
 
 /**
  * `?limit=&cursor=` of the consumer list (Tally's extension; Burrow has no pages): a page and its
- * `next` link, or a bad limit or cursor as Burrow's error body (400) naming it.
+ * `next` link, reading `limit` + 1 ids of the index after the cursor's; a bad limit or cursor as
+ * Burrow's error body (400) naming it.
  */
-function consumerPage(event: HttpEvent, path: string, request: BurrowRequest, groups: string[]) {
+async function consumerPage(
+  event: HttpEvent,
+  path: string,
+  request: BurrowRequest,
+  after: (id: string | undefined, limit: number) => Promise<string[]>,
+) {
   let page: PageRequest;
   try {
     page = pageRequest(event, CONSUMER_PAGES);
@@ -70,8 +78,10 @@ function consumerPage(event: HttpEvent, path: string, request: BurrowRequest, gr
     if (error instanceof InvalidInputError) return burrowError(request, 400, error.message);
     throw error;
   }
+  const cursor = consumerCursor(request, page.after);
+  if ('statusCode' in cursor) return cursor;
   const link = (last: string) => nextLink(event, path, encodeCursor(last), page.limit) as string;
-  return consumerListPage(request, groups, page, link);
+  return consumerListPage(request, await after(cursor.after, page.limit + 1), page.limit, link);
 }
 
 export const handler = httpHandler('read', async (event) => {
@@ -118,19 +128,14 @@ export const handler = httpHandler('read', async (event) => {
   }
   const latest = async (group: string) =>
     (await rt.reports.latestGroupReport(group)) as GroupReport | undefined;
-  // Every reported group's latest report, READ_BATCH at a time, folded into the topics' summary
-  // as read: at most a batch of reports is held, not every group's (docs/limits.md).
-  const topicsOfAll = async () => {
-    const groups = [...(await rt.reports.reportedGroups()).keys()];
-    const topics: TopicsSeen = new Map();
+  /** What the reports of `topic`'s readers say of it (undefined: no group reads it). */
+  const topicOf = async (topic: string, groups: readonly string[]) => {
+    const reports: GroupReport[] = [];
     for (let i = 0; i < groups.length; i += READ_BATCH) {
-      const reports = await Promise.all(groups.slice(i, i + READ_BATCH).map(latest));
-      topicsOf(
-        reports.filter((r): r is GroupReport => r !== undefined),
-        topics,
-      );
+      const read = await Promise.all(groups.slice(i, i + READ_BATCH).map(latest));
+      reports.push(...read.filter((r): r is GroupReport => r !== undefined));
     }
-    return topics;
+    return topicsOf(reports).get(topic);
   };
 
   if (kind === undefined) {
@@ -138,11 +143,11 @@ export const handler = httpHandler('read', async (event) => {
   }
   if (kind === 'consumer') {
     if (item === undefined) {
-      const groups = [...(await rt.reports.reportedGroups()).keys()];
       const query = event.queryStringParameters ?? {};
       if (query.limit === undefined && query.cursor === undefined)
-        return answer(consumerList(request, groups));
-      return answer(consumerPage(event, path, request, groups));
+        return answer(consumerList(request, [...(await rt.reports.reportedGroups()).keys()]));
+      const after = (id: string | undefined, n: number) => rt.reports.reportedGroupsAfter(id, n);
+      return answer(await consumerPage(event, path, request, after));
     }
     const report = await latest(item);
     if (statusOf) {
@@ -151,13 +156,15 @@ export const handler = httpHandler('read', async (event) => {
     if (report === undefined) return answer(notFound(request, 'cluster or consumer not found'));
     return answer(consumerDetail(request, report));
   }
-  const topics = await topicsOfAll();
-  if (item === undefined) return answer(topicList(request, topics.keys()));
-  const topic = topics.get(item);
+  // Before the first reconcile run after the upgrade that brought the topic index, it is empty:
+  // the list is empty and every topic 404 until that run writes it (docs/limits.md).
+  if (item === undefined) return answer(topicList(request, await rt.reports.reportedTopics()));
+  const readers = await rt.reports.topicGroups(item);
   if (sub === 'consumers') {
-    if (topic === undefined) return answer(notFound(request, 'cluster not found'));
-    return answer(topicConsumers(request, topic.groups));
+    if (readers.length === 0) return answer(notFound(request, 'cluster not found'));
+    return answer(topicConsumers(request, readers));
   }
+  const topic = readers.length === 0 ? undefined : await topicOf(item, readers);
   if (topic === undefined) return answer(notFound(request, 'cluster or topic not found'));
   return answer(topicDetail(request, topic.ends));
 });

@@ -21,6 +21,8 @@ export interface DynamoDbCall {
   /** When the proxy received the call, and when it answered it (performance.now(), ms). */
   readonly startedAt: number;
   answeredAt?: number;
+  /** Items its answer carried: a Query's or Scan's `Count`, a GetItem's 0 or 1. */
+  itemsAnswered?: number | undefined;
 }
 
 /**
@@ -119,6 +121,17 @@ async function bodyOf(stream: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** The items an answer of `operation` carried (undefined: not a read, or not JSON). */
+function itemsIn(operation: string, body: Buffer): number | undefined {
+  if (!['Query', 'Scan', 'GetItem'].includes(operation)) return undefined;
+  try {
+    const answer = JSON.parse(body.toString('utf8')) as { Count?: number; Item?: unknown };
+    return operation === 'GetItem' ? (answer.Item === undefined ? 0 : 1) : answer.Count;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy> {
   const upstream = new URL(target);
   const rules: Array<{ fault: DynamoDbFault; match: (c: DynamoDbCall) => boolean; left: number }> =
@@ -171,6 +184,7 @@ export async function startDynamoDbProxy(target: string): Promise<DynamoDbProxy>
     sent.end(body);
     const [answer] = (await once(sent, 'response')) as [IncomingMessage];
     const answerBody = await bodyOf(answer);
+    call.itemsAnswered = itemsIn(call.operation, answerBody);
     if (fault === 'lose-answer') {
       held.add(response);
       return;

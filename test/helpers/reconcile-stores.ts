@@ -14,6 +14,7 @@ import {
   createReconciler,
   type ReconcileOptions,
 } from '../../functions/core/reconcile/reconciler.js';
+import { sameTopics, topicMoves } from '../../functions/core/reconcile/topic-index.js';
 import type { FakeCluster } from './fake-cluster.js';
 
 // In-memory stores behind reconcile's ports, with DynamoDB's conditions and ordered sort keys,
@@ -196,6 +197,7 @@ export function memoryMappings(table = new MemoryTable()): MappingStore & { tabl
 }
 
 const INDEX = '~reconcile-groups';
+const TOPICS = '~reconcile-topics';
 const iso = (at: number) => new Date(at).toISOString();
 
 export function memoryReports(table = new MemoryTable()): ReportStore & { table: MemoryTable } {
@@ -210,11 +212,20 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
       put(group, 'latest', { at, body: JSON.stringify(report) });
     },
     async saveGroupReports(at, reports) {
-      for (const { group, report, dated } of reports) {
+      for (const { group, report, dated, topics } of reports) {
         put(group, 'latest', { at, body: JSON.stringify(report) });
-        if (!dated) continue;
-        put(group, `report#${iso(at)}`, { body: JSON.stringify(dated.body) });
-        put(INDEX, `group#${group}`, { markedAt: at, digest: dated.digest });
+        if (dated) put(group, `report#${iso(at)}`, { body: JSON.stringify(dated.body) });
+        if (!dated && !topics) continue;
+        const marked = dated ? { markedAt: at, digest: dated.digest } : topics?.marked;
+        put(INDEX, `group#${group}`, {
+          markedAt: marked?.markedAt ?? at,
+          ...(marked?.digest !== undefined && { digest: marked.digest }),
+          ...(topics && { topics: [...topics.now] }),
+        });
+        if (!topics || sameTopics(topics.was, topics.now)) continue;
+        const moves = topicMoves(topics.was, topics.now);
+        for (const topic of moves.put) put(TOPICS, `topic#${topic}#group#${group}`, {});
+        for (const topic of moves.remove) table.delete(TOPICS, `topic#${topic}#group#${group}`);
       }
     },
     async latestGroupReport(group) {
@@ -245,18 +256,42 @@ export function memoryReports(table = new MemoryTable()): ReportStore & { table:
           .map((sk) => {
             const item = table.get(INDEX, sk);
             const digest = typeof item?.digest === 'string' ? { digest: item.digest } : {};
-            return [sk.slice(6), { markedAt: Number(item?.markedAt), ...digest }] as const;
+            const topics = Array.isArray(item?.topics) ? { topics: item.topics as string[] } : {};
+            return [
+              sk.slice(6),
+              { markedAt: Number(item?.markedAt), ...digest, ...topics },
+            ] as const;
           }),
       );
     },
-    async markReported(group, at, digest) {
-      put(INDEX, `group#${group}`, { markedAt: at, ...(digest !== undefined && { digest }) });
+    async reportedGroupsAfter(after, limit) {
+      const ids = table.range(INDEX, 'group#', 'group$').map((sk) => sk.slice(6));
+      return ids.filter((id) => after === undefined || id > after).slice(0, limit);
+    },
+    async reportedTopics() {
+      const readers = table.range(TOPICS, 'topic#', 'topic$');
+      return [...new Set(readers.map((sk) => sk.slice(6, sk.indexOf('#group#'))))];
+    },
+    async topicGroups(topic) {
+      const from = `topic#${topic}#group#`;
+      return table.range(TOPICS, from, `topic#${topic}#group$`).map((sk) => sk.slice(from.length));
+    },
+    async markReported(group, at, digest, topics) {
+      put(INDEX, `group#${group}`, {
+        markedAt: at,
+        ...(digest !== undefined && { digest }),
+        ...(topics !== undefined && { topics: [...topics] }),
+      });
     },
     async forgetGroup(group, markedAt, before) {
       const latest = table.get(group, 'latest');
       if (latest === undefined || Number(latest.at) < before) table.delete(group, 'latest');
-      if (table.get(INDEX, `group#${group}`)?.markedAt === markedAt) {
+      const entry = table.get(INDEX, `group#${group}`);
+      if (entry?.markedAt === markedAt) {
         table.delete(INDEX, `group#${group}`);
+        for (const topic of (entry.topics as string[] | undefined) ?? []) {
+          table.delete(TOPICS, `topic#${topic}#group#${group}`);
+        }
       }
     },
   };

@@ -7,18 +7,21 @@ import {
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { ReportStore } from '../../core/reconcile/ports.js';
-import { batchPut } from './batch-put.js';
+import { sameTopics, topicMoves } from '../../core/reconcile/topic-index.js';
+import { batchDelete, batchPut } from './batch-put.js';
 import { createChunkedItems } from './chunked-items.js';
 import { orUnavailable } from './client.js';
 import { conditional } from './conditional.js';
 import { readAll } from './read-all.js';
 import { readShard, shardAttributes } from './shard-index.js';
+import { createTopicIndex } from './topic-index.js';
 
 /**
  * Items per group (partition key `group`): `latest`, dated `report#<iso>` (and, from
  * restore-records.ts and plan-store.ts, `restore#<iso>` and `plan#<id>`). The
  * index of reported groups lives under one partition key of its own, sort keys `group#<id>`:
- * a real group of that name cannot collide, its sort keys never start with `group#`.
+ * a real group of that name cannot collide, its sort keys never start with `group#`. The index
+ * of which groups read which topic lives beside it (topic-index.ts).
  */
 const INDEX = '~reconcile-groups';
 
@@ -29,11 +32,17 @@ const iso = (at: number) => new Date(at).toISOString();
  * the table's `byShard` index (shard-index.ts), so that index holds them alone: a fan-out child
  * reads its own groups' entries, not the whole index.
  */
-const indexEntry = (group: string, markedAt: number, digest: string | undefined) => ({
+const indexEntry = (
+  group: string,
+  markedAt: number,
+  digest: string | undefined,
+  topics: readonly string[] | undefined,
+) => ({
   group: INDEX,
   sk: `group#${group}`,
   markedAt,
   ...(digest !== undefined && { digest }),
+  ...(topics !== undefined && { topics: [...topics] }),
   ...shardAttributes(group),
 });
 
@@ -80,6 +89,7 @@ function split(value: object): { head: Encoded; rows: readonly unknown[] } {
 export function createReportStore(client: DynamoDBDocumentClient, tableName: string): ReportStore {
   const attempt = <T>(work: () => Promise<T>, doing: string) => orUnavailable(doing, work);
   const lists = createChunkedItems(client, tableName);
+  const topicIndex = createTopicIndex(client, tableName);
   const put = (item: Record<string, unknown>) =>
     attempt(
       () => client.send(new PutCommand({ TableName: tableName, Item: item })),
@@ -147,14 +157,31 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
     async saveGroupReports(at, reports) {
       // Unconditional puts, so batched: 1,000 groups' latest reports are 40 requests, not 1,000.
       // A report too large for one item is chunked first, and its head joins the batch.
+      // A group's topic index items join the batch when its entry is written (topic-index.ts).
       const items: Array<Record<string, unknown> | undefined> = [];
-      for (const { group, report, dated } of reports) {
+      const unread: Record<string, unknown>[] = [];
+      const read = new Set<string>();
+      const dropped = new Set<string>();
+      for (const { group, report, dated, topics } of reports) {
         items.push(await itemOf(group, 'latest', at, report));
-        if (!dated) continue;
-        items.push(await itemOf(group, `report#${iso(at)}`, at, dated.body));
-        items.push(indexEntry(group, at, dated.digest));
+        if (dated) items.push(await itemOf(group, `report#${iso(at)}`, at, dated.body));
+        if (!dated && !topics) continue;
+        const marked = dated ? { markedAt: at, digest: dated.digest } : topics?.marked;
+        items.push(indexEntry(group, marked?.markedAt ?? at, marked?.digest, topics?.now));
+        // Written with a dated report alone, the entry keeps its topics; the topic index moves
+        // only when they changed (an entry without them counts as `was` empty).
+        if (!topics || sameTopics(topics.was, topics.now)) continue;
+        const moves = topicMoves(topics.was, topics.now);
+        items.push(...topicIndex.readerKeys(group, moves.put));
+        unread.push(...topicIndex.readerKeys(group, moves.remove));
+        for (const topic of moves.put) read.add(topic);
+        for (const topic of moves.remove) dropped.add(topic);
       }
-      await saveItems(items);
+      await Promise.all([
+        saveItems(items),
+        batchDelete(client, tableName, unread, 'removing topics groups no longer read'),
+      ]);
+      await topicIndex.settle(read, dropped);
     },
     async latestGroupReport(group) {
       const get = new GetCommand({
@@ -207,12 +234,38 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
             markedAt: Number(item.markedAt),
             ...(typeof item.digest === 'string' && { digest: item.digest }),
             ...(item.shardHash === undefined && { unindexed: true }),
+            ...(Array.isArray(item.topics) && { topics: item.topics.map(String) }),
           },
         ]),
       );
     },
-    async markReported(group, at, digest) {
-      await put(indexEntry(group, at, digest));
+    async reportedGroupsAfter(after, limit) {
+      // One page of the index: `limit` keys from after the cursor's, DynamoDB's own pages of at
+      // most 1 MB read until there are that many (or none left).
+      const ids: string[] = [];
+      let start: Record<string, unknown> | undefined =
+        after === undefined ? undefined : { group: INDEX, sk: `group#${after}` };
+      while (ids.length < limit) {
+        const query = new QueryCommand({
+          ...between(INDEX, 'group#', 'group$'),
+          ProjectionExpression: 'sk',
+          Limit: limit - ids.length,
+          ExclusiveStartKey: start,
+        });
+        const page = await attempt(
+          () => client.send(query),
+          'reading a page of the index of reported groups',
+        );
+        ids.push(...(page.Items ?? []).map((item) => String(item.sk).slice(6)));
+        start = page.LastEvaluatedKey;
+        if (start === undefined) break;
+      }
+      return ids;
+    },
+    reportedTopics: () => topicIndex.topics(),
+    topicGroups: (topic) => topicIndex.groups(topic),
+    async markReported(group, at, digest, topics) {
+      await put(indexEntry(group, at, digest, topics));
     },
     async forgetGroup(group, markedAt, before) {
       const forgotten = await conditional(
@@ -229,18 +282,25 @@ export function createReportStore(client: DynamoDBDocumentClient, tableName: str
         `forgetting the latest report of ${group}`,
       );
       if (forgotten) await removeLatestLists(group);
-      await conditional(
-        () =>
-          client.send(
-            new DeleteCommand({
-              TableName: tableName,
-              Key: { group: INDEX, sk: `group#${group}` },
-              ConditionExpression: 'markedAt = :marked',
-              ExpressionAttributeValues: { ':marked': markedAt },
-            }),
-          ),
-        `forgetting group ${group}`,
-      );
+      let entry: Record<string, unknown> | undefined;
+      const unmarked = await conditional(async () => {
+        ({ Attributes: entry } = await client.send(
+          new DeleteCommand({
+            TableName: tableName,
+            Key: { group: INDEX, sk: `group#${group}` },
+            ConditionExpression: 'markedAt = :marked',
+            ExpressionAttributeValues: { ':marked': markedAt },
+            ReturnValues: 'ALL_OLD',
+          }),
+        ));
+      }, `forgetting group ${group}`);
+      // The topics its entry recorded leave the topic index with it; a group marked again
+      // meanwhile keeps its entry and reads them still.
+      const topics = unmarked && Array.isArray(entry?.topics) ? entry.topics.map(String) : [];
+      if (topics.length === 0) return;
+      const keys = topicIndex.readerKeys(group, topics);
+      await batchDelete(client, tableName, keys, `removing group ${group} from the topic index`);
+      await topicIndex.settle(new Set(), new Set(topics));
     },
   };
 }

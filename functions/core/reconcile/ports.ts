@@ -119,6 +119,18 @@ export interface GroupReportWrite {
   readonly group: string;
   readonly report: object;
   readonly dated?: { readonly body: object; readonly digest: string };
+  /**
+   * The topics the report reads (`now`) and those the group's index entry recorded (`was`; empty
+   * when none), given when the entry is written (with `dated`) or must be (its topics changed, or
+   * it has none yet): the entry records `now` (keeping `marked`'s mark and digest when not
+   * `dated`), and, where `was` and `now` differ, the topic index moves from `was` to `now`
+   * (topic-index.ts).
+   */
+  readonly topics?: {
+    readonly now: readonly string[];
+    readonly was: readonly string[];
+    readonly marked?: ReportedGroup;
+  };
 }
 
 /** A group's entry in the index of reported groups. */
@@ -129,6 +141,11 @@ export interface ReportedGroup {
   readonly digest?: string;
   /** Marked before the `byShard` index: rewritten by the next unscoped run so children see it. */
   readonly unindexed?: boolean;
+  /**
+   * The topics its latest report read when the entry was written (sorted); undefined for an
+   * entry written before the topic index, which the next run writes with them.
+   */
+  readonly topics?: readonly string[];
 }
 
 export interface ReportStore {
@@ -152,11 +169,26 @@ export interface ReportStore {
    * the `byShard` index, so a fan-out child's read grows with its own groups).
    */
   reportedGroups(range?: ShardRange): Promise<ReadonlyMap<string, ReportedGroup>>;
-  /** Marks the group reported at `at`, keeping `digest` when given. */
-  markReported(group: string, at: number, digest?: string): Promise<void>;
+  /**
+   * Ids of reported groups after `after` (a group id; undefined: from the first) in the index's
+   * order, at most `limit`: one page of the index read, however many groups it holds.
+   */
+  reportedGroupsAfter(after: string | undefined, limit: number): Promise<string[]>;
+  /** The topics some reported group reads (the topic index's list), in its order. */
+  reportedTopics(): Promise<string[]>;
+  /** The reported groups whose latest report reads `topic` (the topic index), in its order. */
+  topicGroups(topic: string): Promise<string[]>;
+  /** Marks the group reported at `at`, keeping `digest` and the entry's `topics` when given. */
+  markReported(
+    group: string,
+    at: number,
+    digest?: string,
+    topics?: readonly string[],
+  ): Promise<void>;
   /**
    * Deletes a gone group's latest report unless it is dated `before` or later, and its index
    * entry unless marked again since `markedAt`: a group that came back meanwhile keeps both.
+   * A forgotten group leaves the topic index too.
    */
   forgetGroup(group: string, markedAt: number, before: number): Promise<void>;
 }

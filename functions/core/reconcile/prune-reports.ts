@@ -60,7 +60,9 @@ async function reindex(
     await Promise.all(
       stale
         .slice(i, i + PARALLEL)
-        .map(([group, { markedAt, digest }]) => reports.markReported(group, markedAt, digest)),
+        .map(([group, { markedAt, digest, topics }]) =>
+          reports.markReported(group, markedAt, digest, topics),
+        ),
     );
   }
 }
@@ -86,7 +88,7 @@ export async function pruneReports(
       reported.slice(i, i + PARALLEL).map(async (group) => {
         const entry = index.get(group);
         if (entry === undefined || at - entry.markedAt >= retentionMs / 2) {
-          await reports.markReported(group, at, entry?.digest);
+          await reports.markReported(group, at, entry?.digest, entry?.topics);
           rewritten.add(group);
         }
         return reports.pruneGroupReports(group, before, LIVE_PRUNE_LIMIT);

@@ -17,6 +17,7 @@ import type {
   StoredHistory,
 } from './ports.js';
 import { type Pruned, pruneReports, type RetentionOptions } from './prune-reports.js';
+import { sameTopics, topicsRead } from './topic-index.js';
 
 export interface ReconcileOptions extends RetentionOptions {
   /** Observations kept per partition (Burrow's intervals). */
@@ -110,6 +111,8 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
    * The group's latest report is stored every run (its lags and times move); its dated report
    * only when its findings changed (a REWIND or LOST is stored once, not once per run it lasts),
    * and at least every half retention, so the dated history always holds the group's state.
+   * Its index entry (with the topics it reads) is written with a dated report, or alone when its
+   * topics changed.
    */
   function withDated(
     report: GroupReport,
@@ -122,7 +125,18 @@ export function createReconciler(ports: ReconcilePorts, options: ReconcileOption
       marked === undefined ||
       marked.digest !== digest ||
       at - marked.markedAt >= options.retentionMs / 2;
-    return { group: report.group, report, ...(due && { dated: { body, digest } }) };
+    // The topic index moves only when the group's topics changed, or its entry has none (an
+    // entry written before that index): the upgrade's first run writes every group's.
+    const now = topicsRead(report);
+    const moved = marked?.topics === undefined || !sameTopics(marked.topics, now);
+    return {
+      group: report.group,
+      report,
+      ...(due && { dated: { body, digest } }),
+      ...((due || moved) && {
+        topics: { now, was: marked?.topics ?? [], ...(marked && { marked }) },
+      }),
+    };
   }
 
   /** Steps every partition of a group in the history and judges its window. */

@@ -153,46 +153,58 @@ export function consumerList(
 }
 
 /**
- * One page of the consumer list (Tally's extension): the `limit` groups after `after` (a group
- * id; undefined: from the first) in the list's order, ending earlier where the next id would
- * take the answer past `budget`, and `next`, the link to the page after (`link(last id)`), or
- * null on the last. A cursor that is not a group id is 400 naming `cursor`.
+ * The longest group id a cursor may hold in bytes: the index's sort key (`group#<id>`) is at
+ * most DynamoDB's 1,024 bytes, so no reported group has a longer one.
+ */
+const CURSOR_ID_BYTES = 1_024 - 'group#'.length;
+
+/**
+ * The group id a consumer-list cursor holds (undefined: the first page), or the 400 in Burrow's
+ * error body naming `cursor` when it holds no group id.
+ */
+export function consumerCursor(
+  request: BurrowRequest,
+  after: unknown,
+): { readonly after: string | undefined } | BurrowAnswer {
+  if (after === undefined) return { after };
+  if (typeof after === 'string' && Buffer.byteLength(after) <= CURSOR_ID_BYTES) return { after };
+  return burrowError(
+    request,
+    400,
+    'cursor: not a cursor of the consumer list; pass the one in the `next` link of the page before unchanged',
+  );
+}
+
+/**
+ * One page of the consumer list (Tally's extension): of `ids`, the group ids after the cursor
+ * in the index's order as the store read them (at most `limit` + 1: the one past the page says
+ * there is a next), the first `limit`, ending earlier where the next id would take the answer
+ * past `budget`; and `next`, the link to the page after (`link(last id)`), or null on the last.
  */
 export function consumerListPage(
   request: BurrowRequest,
-  groups: readonly string[],
-  page: { readonly after: unknown; readonly limit: number },
+  ids: readonly string[],
+  limit: number,
   link: (lastId: string) => string,
   budget = CONSUMER_LIST_BYTES,
 ): BurrowAnswer {
-  const { after, limit } = page;
-  if (after !== undefined && typeof after !== 'string') {
-    return burrowError(
-      request,
-      400,
-      'cursor: not a cursor of the consumer list; pass the one in the `next` link of the page before unchanged',
-    );
-  }
-  const sorted = [...groups].sort();
-  const from = after === undefined ? 0 : sorted.findIndex((g) => g > after);
-  const start = from < 0 ? sorted.length : from;
   // What the answer takes besides its ids, with the longest next link it could carry.
-  const longestLink = link('x'.repeat(Math.max(0, ...sorted.map((g) => g.length)) * 4));
+  const longestLink = link('x'.repeat(Math.max(0, ...ids.map((g) => g.length)) * 4));
   let bytes = resultBytes({
     ...ok(request, 'consumer list returned', {}).body,
     consumers: [],
     next: longestLink,
   });
-  let end = start;
-  while (end < sorted.length && end - start < limit) {
-    const more = idBytes(sorted[end] as string);
-    if (bytes + more > budget && end > start) break;
+  let end = 0;
+  while (end < ids.length && end < limit) {
+    const more = idBytes(ids[end] as string);
+    if (bytes + more > budget && end > 0) break;
     bytes += more;
     end++;
   }
-  const consumers = sorted.slice(start, end);
+  const consumers = ids.slice(0, end);
   const last = consumers.at(-1);
-  const next = end < sorted.length && last !== undefined ? link(last) : null;
+  const next = end < ids.length && last !== undefined ? link(last) : null;
   return ok(request, 'consumer list returned', { consumers, next });
 }
 
@@ -269,8 +281,24 @@ export function topicsOf(reports: readonly GroupReport[], topics: TopicsSeen = n
   return topics;
 }
 
-export function topicList(request: BurrowRequest, topics: Iterable<string>): BurrowAnswer {
-  return ok(request, 'topic list returned', { topics: [...topics].sort() });
+/**
+ * Burrow's topic list, whole, while it fits Lambda's response (`budget`, as the consumer list);
+ * past that (some 25,000 topics of 249 characters) 413 in Burrow's error shape.
+ */
+export function topicList(
+  request: BurrowRequest,
+  topics: Iterable<string>,
+  budget = CONSUMER_LIST_BYTES,
+): BurrowAnswer {
+  const sorted = [...topics].sort();
+  const answer = ok(request, 'topic list returned', { topics: sorted });
+  const bytes = resultBytes(answer.body);
+  if (bytes <= budget) return answer;
+  return burrowError(
+    request,
+    413,
+    `the topic list of ${fmt(sorted.length)} topics would be ${fmt(bytes)} bytes, over Lambda's response limit of ${fmt(LAMBDA_RESPONSE_LIMIT_BYTES)} bytes; it has no pages: read a topic's consumers by /v3/kafka/{cluster}/topic/{topic}/consumers, or a group's topics by /v3/kafka/{cluster}/consumer/{group}`,
+  );
 }
 
 export function topicDetail(request: BurrowRequest, ends: readonly number[]): BurrowAnswer {

@@ -3,6 +3,7 @@ import {
   burrowStatus,
   clusterList,
   clusterName,
+  consumerCursor,
   consumerDetail,
   consumerList,
   consumerListPage,
@@ -251,12 +252,33 @@ describe('the cluster and topic answers', () => {
       );
     });
 
+    it("answers the whole topic list while it fits the budget, else 413 in Burrow's error body", () => {
+      const topics = ids.map((id) => `t.${id}`);
+      const whole = topicList(request, topics);
+      expect(whole.statusCode).toBe(200);
+      const size = bytes(whole.body);
+      expect(topicList(request, topics, size).statusCode).toBe(200);
+      const refused = topicList(request, topics, size - 1);
+      expect(refused.statusCode).toBe(413);
+      expect(Object.keys(refused.body)).toEqual(['error', 'message', 'request']);
+      expect((refused.body as { message: string }).message).toMatch(
+        new RegExp(`^the topic list of 50 topics would be ${size.toLocaleString('en-US')} bytes`),
+      );
+    });
+
+    /** What the store reads for a page: `limit` + 1 ids after `after`, in the index's order. */
+    const read = (after: string | undefined, limit: number) =>
+      [...ids]
+        .sort()
+        .filter((id) => after === undefined || id > after)
+        .slice(0, limit + 1);
+
     it('pages in order after the cursor, ending a page early by its bytes, every id once', () => {
       const budget = 400;
       const seen: string[] = [];
       let after: string | undefined;
       for (let pages = 0; pages < 50; pages++) {
-        const page = consumerListPage(request, ids, { after, limit: 30 }, link, budget);
+        const page = consumerListPage(request, read(after, 30), 30, link, budget);
         expect(page.statusCode).toBe(200);
         expect(bytes(page.body)).toBeLessThanOrEqual(budget);
         const { consumers, next } = page.body as { consumers: string[]; next: string | null };
@@ -269,13 +291,17 @@ describe('the cluster and topic answers', () => {
       }
       expect(seen).toEqual([...ids].sort());
       // Without a budget to speak of: pages of `limit`.
-      const full = consumerListPage(request, ids, { after: undefined, limit: 30 }, link);
+      const full = consumerListPage(request, read(undefined, 30), 30, link);
       expect((full.body as { consumers: string[] }).consumers).toHaveLength(30);
-      // A cursor that is no group id; one past the last: an empty last page.
-      const bad = consumerListPage(request, ids, { after: { at: 3 }, limit: 30 }, link);
-      expect(bad).toMatchObject({ statusCode: 400, body: { error: true, request } });
-      expect((bad.body as { message: string }).message).toMatch(/^cursor: /);
-      expect(consumerListPage(request, ids, { after: 'h', limit: 30 }, link).body).toMatchObject({
+      // A cursor that is no group id (or longer than any the index can hold); one past the
+      // last: an empty last page.
+      for (const after of [{ at: 3 }, 'x'.repeat(1_019)]) {
+        const bad = consumerCursor(request, after);
+        expect(bad).toMatchObject({ statusCode: 400, body: { error: true, request } });
+        expect((bad as { body: { message: string } }).body.message).toMatch(/^cursor: /);
+      }
+      expect(consumerCursor(request, 'x'.repeat(1_018))).toEqual({ after: 'x'.repeat(1_018) });
+      expect(consumerListPage(request, read('h', 30), 30, link).body).toMatchObject({
         consumers: [],
         next: null,
       });
