@@ -616,12 +616,15 @@ export const openApiDocument: OpenApiDocument = {
       ref('BurrowNotFound'),
       [burrowCluster, path('topic')],
     ),
-    '/v3/kafka/{cluster}/topic/{topic}/consumers': burrowGet(
-      'burrowTopicConsumers',
-      'Groups reading a topic',
-      ref('BurrowNames'),
-      ref('BurrowNotFound'),
-      [burrowCluster, path('topic')],
+    '/v3/kafka/{cluster}/topic/{topic}/consumers': tooLarge(
+      burrowGet(
+        'burrowTopicConsumers',
+        'Groups reading a topic',
+        ref('BurrowNames'),
+        ref('BurrowNotFound'),
+        [burrowCluster, path('topic')],
+      ),
+      "the groups reading the topic are over Lambda's 6,291,556-byte response (some 24,000 ids of 255 characters): Burrow's error body naming the limit",
     ),
     '/v3/config': burrowGet(
       'burrowConfig',

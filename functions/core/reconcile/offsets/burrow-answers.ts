@@ -305,6 +305,22 @@ export function topicDetail(request: BurrowRequest, ends: readonly number[]): Bu
   return ok(request, 'topic offsets returned', { offsets: Array.from(ends, (e) => e ?? 0) });
 }
 
-export function topicConsumers(request: BurrowRequest, groups: Iterable<string>): BurrowAnswer {
-  return ok(request, 'consumers of topic returned', { consumers: [...groups].sort() });
+/**
+ * The groups reading a topic, whole, while they fit Lambda's response (`budget`, as the consumer
+ * list); past that (some 24,000 ids of 255 characters) 413 in Burrow's error shape.
+ */
+export function topicConsumers(
+  request: BurrowRequest,
+  groups: Iterable<string>,
+  budget = CONSUMER_LIST_BYTES,
+): BurrowAnswer {
+  const sorted = [...groups].sort();
+  const answer = ok(request, 'consumers of topic returned', { consumers: sorted });
+  const bytes = resultBytes(answer.body);
+  if (bytes <= budget) return answer;
+  return burrowError(
+    request,
+    413,
+    `the consumers of this topic, ${fmt(sorted.length)} groups, would be ${fmt(bytes)} bytes, over Lambda's response limit of ${fmt(LAMBDA_RESPONSE_LIMIT_BYTES)} bytes; it has no pages: read the consumer list by pages (/v3/kafka/{cluster}/consumer?limit=&cursor=) and each group's topics by /v3/kafka/{cluster}/consumer/{group}`,
+  );
 }

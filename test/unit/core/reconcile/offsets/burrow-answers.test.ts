@@ -252,6 +252,22 @@ describe('the cluster and topic answers', () => {
       );
     });
 
+    it("answers a topic's consumers whole while they fit the budget, else 413 in Burrow's error body", () => {
+      const whole = topicConsumers(request, ids);
+      expect(whole.statusCode).toBe(200);
+      const size = bytes(whole.body);
+      expect(topicConsumers(request, ids, size).statusCode).toBe(200);
+      const refused = topicConsumers(request, ids, size - 1);
+      expect(refused.statusCode).toBe(413);
+      expect(Object.keys(refused.body)).toEqual(['error', 'message', 'request']);
+      expect((refused.body as { message: string }).message).toContain(
+        `the consumers of this topic, 50 groups, would be ${size.toLocaleString('en-US')} bytes`,
+      );
+      // 25,000 ids of 255 characters: over Lambda's 6,291,556 bytes at the default budget.
+      const many = Array.from({ length: 25_000 }, (_, i) => `${i}-`.padEnd(255, 'g'));
+      expect(topicConsumers(request, many).statusCode).toBe(413);
+    });
+
     it("answers the whole topic list while it fits the budget, else 413 in Burrow's error body", () => {
       const topics = ids.map((id) => `t.${id}`);
       const whole = topicList(request, topics);
