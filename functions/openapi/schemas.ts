@@ -285,6 +285,7 @@ const publish: Record<string, Schema> = {
             message: str,
             session: str,
             idempotency_key: str,
+            definite_by: dateTime,
           },
           ['stream', 'seq', 'topic_name', 'outcome', 'session'],
         ),
