@@ -753,6 +753,10 @@ const auditFindings = {
       unknownAbsent: list(seqRange),
       buckets: list(bucketRow),
       belowFloor: nonNegative,
+      abortedCopies: nonNegative,
+      aborted: list(
+        closed({ seq: seqNumber, ...placement, session: str }, ['seq', 'partition', 'offset']),
+      ),
       leftOff: counts,
       allocated: nonNegative,
       void: nonNegative,

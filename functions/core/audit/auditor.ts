@@ -185,10 +185,11 @@ export function createAuditor(ports: AuditPorts) {
         }
         const rows = audit.buckets(scan.complete, REPORT_ROWS);
         const linked = await link(ports, topic, stream, findings, rows);
-        const { belowFloor } = state.stream(stream);
+        const { belowFloor, abortedCopies, aborted } = state.stream(stream);
         streams.push({
           ...linked,
           ...(belowFloor > 0 && { belowFloor }),
+          ...(abortedCopies > 0 && { abortedCopies, aborted: [...aborted].reverse() }),
           ...fateFigures?.get(stream),
         });
       }
@@ -242,8 +243,21 @@ export function recordReader(
   let log = undefined as unknown as StreamLog;
   let audit: StreamAudit | undefined;
   return (record) => {
-    state.countInBucket(record.timestamp, bucketMs);
     const { headers } = record;
+    if (record.aborted) {
+      // Never delivered to a read_committed consumer: no copy of its seq, no record of the topic.
+      const stream = headers['tally.stream'];
+      const seq = seqOf(headers);
+      if (stream === undefined || seq === undefined) return;
+      state.stream(stream).addAborted({
+        seq,
+        partition: record.partition,
+        offset: record.offset,
+        session: headers['tally.session'] ?? '',
+      });
+      return;
+    }
+    state.countInBucket(record.timestamp, bucketMs);
     const stream = headers['tally.stream'];
     const seq = seqOf(headers);
     if (stream === undefined || seq === undefined) {

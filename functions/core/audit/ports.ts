@@ -18,6 +18,11 @@ export interface ScannedRecord {
    * of a repeated header); the audit reads no other header.
    */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /**
+   * A record of an aborted transaction: in the log, never seen by a read_committed consumer.
+   * Counted apart (`abortedCopies`), neither a copy nor a duplicate.
+   */
+  readonly aborted?: true;
 }
 
 /** What the audit reads of one receipt batch. */
@@ -154,6 +159,17 @@ export type LinkedFindings = Omit<AuditFindings, 'consumerDuplicates'> & {
   readonly buckets: readonly BucketRow[];
   /** Records read after their seq was folded: a late duplicate or a late first copy. */
   readonly belowFloor?: number;
+  /**
+   * Copies of aborted transactions in the log (a read_committed consumer never sees them):
+   * neither duplicates nor losses. `aborted` names the newest (at most 100), newest first.
+   */
+  readonly abortedCopies?: number;
+  readonly aborted?: ReadonlyArray<{
+    readonly seq: number;
+    readonly partition: number;
+    readonly offset: number;
+    readonly session: string;
+  }>;
   readonly leftOff?: Readonly<Record<string, number>>;
 } & Partial<SeqFateFigures>;
 
