@@ -226,7 +226,10 @@ export function createTxnSender(kafka: Kafka, options: TxnSenderOptions): Transa
  */
 export function createTxnSettler(
   kafka: Kafka,
-  options: Pick<TxnSenderOptions, 'transactionTimeoutMs' | 'requestTimeoutMs' | 'log'>,
+  options: Pick<TxnSenderOptions, 'transactionTimeoutMs' | 'requestTimeoutMs' | 'log'> & {
+    /** The settling read's consumer group is `<groupPrefix>-<random>` (its grants name it). */
+    readonly groupPrefix?: string;
+  },
   fenceOwn: (mark: TxnMark, deadline: Deadline) => Promise<void> | undefined = () => undefined,
 ): TxnSettler {
   async function fence(mark: TxnMark, deadline: Deadline) {
@@ -252,7 +255,8 @@ export function createTxnSettler(
       const offsets = mark.offsets ?? [];
       if (mark.state !== 'PREPARED' || offsets.length === 0) return 'NOT_COMMITTED';
       // Without a fence the read waits at the last stable offset while the transaction is open.
-      const seen = await readCommitted(kafka, topic, offsets, deadline);
+      const group = `${options.groupPrefix ?? 'tally-settle'}-${randomBytes(6).toString('hex')}`;
+      const seen = await readCommitted(kafka, topic, offsets, deadline, group);
       const visible = offsets.filter(({ seq, partition, offset }) => {
         const there = seen.get(`${partition}:${offset}`);
         return there?.stream === expected.stream && there.seq === String(seq);
@@ -277,6 +281,7 @@ async function readCommitted(
   topic: string,
   places: ReadonlyArray<{ readonly partition: number; readonly offset: string }>,
   deadline: Deadline,
+  groupId: string,
 ): Promise<Map<string, { stream: string | undefined; seq: string | undefined }>> {
   const from = new Map<number, number>();
   const until = new Map<number, number>();
@@ -289,7 +294,7 @@ async function readCommitted(
   const seen = new Map<string, { stream: string | undefined; seq: string | undefined }>();
   const headers = createHeaderReader();
   const consumer = kafka.consumer({
-    groupId: `tally-settle-${randomBytes(6).toString('hex')}`,
+    groupId,
     readUncommitted: false,
     maxWaitTimeInMs: 100,
   });

@@ -1,4 +1,4 @@
-import type { LedgerBlock } from '../publish/ports.js';
+import type { Ledger, LedgerBlock, TxnSettler } from '../publish/ports.js';
 import type { BucketCount } from '../receipts/receipts-input.js';
 import type { SeqFateFigures, SeqFatePorts } from './seq-fates.js';
 import type { SeqRange } from './seq-ranges.js';
@@ -134,6 +134,16 @@ export interface AuditPorts {
   readonly reconcile?: { events(group: string, topic: string): Promise<ReconcileEvent[]> };
   /** Now, in ms since the epoch (default Date.now). */
   readonly clock?: () => number;
+  /**
+   * Settles transactional blocks left SENDING or PREPARED once past their transaction's timeout
+   * (core/publish/txn-settle.ts, read only, never a fence). Absent: they wait for a keyed retry
+   * or a lookup, and their UNKNOWN outcomes follow the UNKNOWN rules.
+   */
+  readonly transactions?: {
+    readonly settler: TxnSettler;
+    readonly ledger: Pick<Ledger, 'write' | 'find'>;
+    readonly transactionTimeoutMs: number;
+  };
   /** Where fan-out children keep what they read of their partitions (audit-slice.ts). */
   readonly slices?: SlicePorts;
 }

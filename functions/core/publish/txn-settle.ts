@@ -75,7 +75,7 @@ export function fenceDecision(
 }
 
 export interface TxnSettlePorts {
-  readonly ledger: Ledger;
+  readonly ledger: Pick<Ledger, 'write' | 'find'>;
   readonly transactions: TxnSettler;
 }
 
