@@ -320,7 +320,8 @@ async function readAborted(
   const groupId = `tally-audit-${randomBytes(6).toString('hex')}`;
   const consumer = kafka.consumer({ groupId, readUncommitted: true, maxWaitTimeInMs: 100 });
   const todo = new Map<number, AbortedRange[]>();
-  for (const range of ranges) todo.set(range.partition, [...(todo.get(range.partition) ?? []), range]);
+  for (const range of ranges)
+    todo.set(range.partition, [...(todo.get(range.partition) ?? []), range]);
   const position = new Map([...todo].map(([p, list]) => [p, Math.min(...list.map((r) => r.from))]));
   const until = new Map([...todo].map(([p, list]) => [p, Math.max(...list.map((r) => r.to))]));
   const seekAll = () => {

@@ -69,7 +69,8 @@ export function fenceDecision(
   if (by !== undefined && now >= by + skewMs) return 'read';
   const { generation } = block.txn;
   if (lease !== undefined && lease.generation > generation) return 'read';
-  const live = lease !== undefined && lease.generation === generation && lease.leaseUntil + skewMs > now;
+  const live =
+    lease !== undefined && lease.generation === generation && lease.leaseUntil + skewMs > now;
   if (!live) return 'fence';
   return block.txn.state === 'PREPARED' ? 'read' : 'wait';
 }
@@ -188,7 +189,10 @@ export async function settleObserved(
     };
   }
   try {
-    return await settleTxn(ports, block, { fence: decision === 'fence', deadline: options.deadline });
+    return await settleTxn(ports, block, {
+      fence: decision === 'fence',
+      deadline: options.deadline,
+    });
   } catch (error) {
     if (!(error instanceof DependencyUnavailableError) && !options.deadline.expired()) throw error;
     return {

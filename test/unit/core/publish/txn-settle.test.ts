@@ -77,8 +77,9 @@ function fakes(fate: 'COMMITTED' | 'NOT_COMMITTED' | Error, writes: Array<string
       written.push(b);
       return writes.shift();
     },
-    async find() {
-      return { ...block('PREPARED'), txn: { txnId: 'id-0', generation: 3, state: 'COMMITTED' } };
+    async find(): Promise<LedgerBlock> {
+      const txn: TxnMark = { txnId: 'id-0', generation: 3, state: 'COMMITTED' };
+      return { ...block('PREPARED'), txn };
     },
   };
   return { calls, written, ports: { transactions, ledger } };
