@@ -33,7 +33,8 @@ beforeAll(async () => {
   proxy = await startDynamoDbProxy(inject('dynamodbEndpoint'));
   env = await usePublishEnv({
     DYNAMODB_ENDPOINT: proxy.endpoint,
-    TALLY_DYNAMODB_TIMEOUT_MS: '800',
+    // Long enough for a loaded machine's reads; a lost answer still times out within a request.
+    TALLY_DYNAMODB_TIMEOUT_MS: '2000',
     TALLY_AUDIT_HORIZON_SECONDS: '0',
     TALLY_TXN_ID_PREFIX: idPrefix,
   });
@@ -96,7 +97,7 @@ describe('the lookup route settles a PREPARED transactional request', { timeout:
   it('answers ACKED at the prepared offsets when the commit went through, and the ledger says COMMITTED', async () => {
     const { topic, key, offsets } = await committedButPrepared(['a', 'b']);
     const bySeq = await lookupSeq(api, inject('kafkaClusterId'), topic, 2);
-    expect(bySeq.status).toBe(200);
+    expect(bySeq.status, JSON.stringify(bySeq.body)).toBe(200);
     expect(bySeq.body.records).toEqual([
       expect.objectContaining({
         seq: 2,
@@ -109,6 +110,7 @@ describe('the lookup route settles a PREPARED transactional request', { timeout:
     expect(txnOf(item)).toMatchObject({ state: 'COMMITTED' });
     // By key: both seqs, from the ledger as now written.
     const byKey = await lookupKey(key);
+    expect(byKey.status, JSON.stringify(byKey.body)).toBe(200);
     expect(
       byKey.body.records.map((r: Record<string, unknown>) => [r.seq, r.outcome, r.offset]),
     ).toEqual(offsets.map((o) => [o.seq, 'ACKED', Number(o.offset)]));
@@ -134,7 +136,7 @@ describe('the lookup route settles a PREPARED transactional request', { timeout:
     expect(txnOf(await ledgerItem(ledger(), topic, 2))).toMatchObject({ state: 'PREPARED' });
 
     const byKey = await lookupKey(key);
-    expect(byKey.status).toBe(200);
+    expect(byKey.status, JSON.stringify(byKey.body)).toBe(200);
     expect(byKey.body.records.map((r: Record<string, unknown>) => r.outcome)).toEqual([
       'NOT_SENT',
       'NOT_SENT',
@@ -145,6 +147,7 @@ describe('the lookup route settles a PREPARED transactional request', { timeout:
     expect(String(item?.outcomes)).toContain('not visible to read_committed consumers');
     // Asked again: the same answer, from the ledger.
     const again = await lookupSeq(api, inject('kafkaClusterId'), topic, 3);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body.records[0]).toMatchObject({ outcome: 'NOT_SENT' });
     // Nothing of it is visible; the aborted copies are in the log.
     expect((await seen(topic, 'read_committed')).map((r) => r.value)).toEqual(['w']);
@@ -162,6 +165,7 @@ describe('the lookup route settles a PREPARED transactional request', { timeout:
     expect(retry.statusCode, retry.body).toBe(200);
     expect(reportLines(retry).map((l) => String(l.offset))).toEqual(offsets.map((o) => o.offset));
     // The lookup answers the same, definite.
+    expect(looked.status, JSON.stringify(looked.body)).toBe(200);
     expect(
       looked.body.records.map((r: Record<string, unknown>) => [r.outcome, String(r.offset)]),
     ).toEqual(offsets.map((o) => ['ACKED', o.offset]));
