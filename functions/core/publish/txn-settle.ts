@@ -121,7 +121,9 @@ export async function settleTxn(
       message: `transaction ${name} was not committed (${txn.state === 'PREPARED' ? 'aborted' : 'never prepared'}, ${how}): not visible to read_committed consumers`,
     };
   });
-  const { version: read, writtenAt: _, ...rest } = block;
+  // writtenAt kept: the block's day was marked by its first write (adapters/dynamodb/ledger.ts),
+  // so the settling is a PutItem only (the lookup and the audit have no UpdateItem grant).
+  const { version: read, ...rest } = block;
   const settled: LedgerBlock = {
     ...rest,
     outcomes,
