@@ -34,7 +34,7 @@ beforeAll(async () => {
   env = await usePublishEnv({
     DYNAMODB_ENDPOINT: proxy.endpoint,
     // Long enough for a loaded machine's reads; a lost answer still times out within a request.
-    TALLY_DYNAMODB_TIMEOUT_MS: '2000',
+    TALLY_DYNAMODB_TIMEOUT_MS: '3000',
     TALLY_AUDIT_HORIZON_SECONDS: '0',
     TALLY_TXN_ID_PREFIX: idPrefix,
   });
@@ -67,6 +67,8 @@ const lookupKey = async (key: string) => {
   return { status: response.statusCode, body: JSON.parse(response.body) };
 };
 const ledger = () => env.TALLY_LEDGER_TABLE as string;
+/** The faulted first attempt's deadline: time for its commit on a loaded machine. */
+const FIRST_MS = 8000;
 
 /**
  * A keyed transactional request whose commit went through and every write after it stalled (its
@@ -85,7 +87,7 @@ async function committedButPrepared(values: string[]) {
     (c) =>
       ledgerPut(ledger(), 'COMMITTED')(c) ||
       (c.operation === 'UpdateItem' && c.table === env.TALLY_RESERVATIONS_TABLE),
-    () => produce(topic, values, { 'Idempotency-Key': key, 'Tally-Timeout-Ms': '4000' }),
+    () => produce(topic, values, { 'Idempotency-Key': key, 'Tally-Timeout-Ms': String(FIRST_MS) }),
   );
   expect(reportLines(first).map((l) => l.error_code)).toEqual(values.map(() => 200));
   const offsets = preparedOffsets(proxy, ledger());
@@ -130,7 +132,7 @@ describe('the lookup route settles a PREPARED transactional request', { timeout:
     // The PREPARED write applied, its answer lost: the request aborts, its ABORTED write is
     // refused (the block is no longer the version it opened): the ledger keeps PREPARED.
     const first = await whileFaulted(proxy, 'lose-answer', ledgerPut(ledger(), 'PREPARED'), () =>
-      produce(topic, ['x', 'y'], { 'Idempotency-Key': key, 'Tally-Timeout-Ms': '6000' }),
+      produce(topic, ['x', 'y'], { 'Idempotency-Key': key, 'Tally-Timeout-Ms': '9000' }),
     );
     expect(reportLines(first).map((l) => l.error_code)).toEqual([503, 503]);
     expect(txnOf(await ledgerItem(ledger(), topic, 2))).toMatchObject({ state: 'PREPARED' });
@@ -156,7 +158,7 @@ describe('the lookup route settles a PREPARED transactional request', { timeout:
 
   it('ends with one definite outcome when a lookup races a keyed retry', async () => {
     const { topic, key, started, offsets } = await committedButPrepared(['r', 's']);
-    await untilPast(started + 4000);
+    await untilPast(started + FIRST_MS);
     const [retry, looked] = await Promise.all([
       produce(topic, ['r', 's'], { 'Idempotency-Key': key }),
       lookupKey(key),
