@@ -10,6 +10,7 @@ import { notifySafely } from '../adapters/eventbridge/notify-run.js';
 import { createClusterIdentity } from '../adapters/kafka/cluster-identity.js';
 import { lazyAdmin } from '../adapters/kafka/lazy-admin.js';
 import { createLogScanner } from '../adapters/kafka/log-scanner.js';
+import { createTxnSettler } from '../adapters/kafka/txn-sender.js';
 import { createAuditor } from '../core/audit/auditor.js';
 import type { AuditRequest, ReconcileEvent } from '../core/audit/ports.js';
 import { createAuditNotifier } from '../core/notify/audit-notifier.js';
@@ -65,6 +66,17 @@ async function build(config: AuditConfig, notifyConfig: NotifyConfig) {
     slices: { load: store.loadSlice, save: store.saveSlice },
     seqFates: { counter: createStreamCounter(documents, config.streamsTable), ledger },
     reconcile: reconcileEvents(createReportStore(documents, config.reconcileReportsTable)),
+    transactions: {
+      settler: createTxnSettler(kafka, {
+        transactionTimeoutMs: config.transactionTimeoutMs,
+        requestTimeoutMs: 30_000,
+        log,
+        // Within the audit's own groups' grant (tally-audit-*).
+        groupPrefix: 'tally-audit-settle',
+      }),
+      ledger,
+      transactionTimeoutMs: config.transactionTimeoutMs,
+    },
   });
   const { eventBus } = notifyConfig;
   const notifier =

@@ -285,6 +285,7 @@ const publish: Record<string, Schema> = {
             message: str,
             session: str,
             idempotency_key: str,
+            definite_by: dateTime,
           },
           ['stream', 'seq', 'topic_name', 'outcome', 'session'],
         ),
@@ -752,6 +753,10 @@ const auditFindings = {
       unknownAbsent: list(seqRange),
       buckets: list(bucketRow),
       belowFloor: nonNegative,
+      abortedCopies: nonNegative,
+      aborted: list(
+        closed({ seq: seqNumber, ...placement, session: str }, ['seq', 'partition', 'offset']),
+      ),
       leftOff: counts,
       allocated: nonNegative,
       void: nonNegative,

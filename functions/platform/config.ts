@@ -597,6 +597,11 @@ export interface AuditConfig extends CommonConfig {
   readonly ledgerLagSeconds: number;
   /** TALLY_LEDGER_RETENTION_DAYS: longer than the horizon and the retention above. */
   readonly ledgerRetentionDays: number;
+  /**
+   * TALLY_TXN_TIMEOUT_MS as publish has it (unset: 900 s, the most it accepts): a transactional
+   * block older than this is settled by the audit (docs/transactions.md).
+   */
+  readonly transactionTimeoutMs: number;
 }
 
 const auditRetentionSeconds = (env: Env) =>
@@ -625,6 +630,7 @@ export function loadAuditConfig(env: Env = process.env): AuditConfig {
       TALLY_AUDIT_HORIZON_SECONDS: auditHorizonSeconds(env),
       TALLY_AUDIT_RETENTION_SECONDS: auditRetentionSeconds(env),
     }),
+    transactionTimeoutMs: integer(env, 'TALLY_TXN_TIMEOUT_MS', 900_000, 1000, 900_000),
   };
 }
 

@@ -4,12 +4,14 @@
 // its fate is past the ledger's retention (410, with the day it expired).
 
 import type { LedgerBlock } from '../core/publish/ports.js';
+import { Deadline } from '../core/shared/deadline.js';
 import { InvalidInputError, NotFoundError } from '../core/shared/errors.js';
 import { httpHandler, json } from '../platform/http.js';
 import { pathParameter } from '../platform/http-event.js';
 import { checkCluster, checkIdempotencyKey, checkStream } from '../publishing/checks.js';
 import { expired, unrecorded } from './lookup-fates.js';
 import { lookupRuntime } from './lookup-runtime.js';
+import { type StillOpen, settledForLookup } from './lookup-settle.js';
 
 const PENDING_VOID = {
   status: 'UNKNOWN',
@@ -18,7 +20,7 @@ const PENDING_VOID = {
     'written inside it: not final until an audit run confirms the range',
 } as const;
 
-function describe(block: LedgerBlock, from: number, to: number) {
+function describe(block: LedgerBlock, from: number, to: number, open?: StillOpen) {
   const records = [];
   for (let seq = from; seq <= to; seq++) {
     const found = block.outcomes[seq - block.firstSeq];
@@ -32,7 +34,14 @@ function describe(block: LedgerBlock, from: number, to: number) {
       outcome: outcome.status,
       ...(outcome.status === 'ACKED'
         ? { partition_id: outcome.partition, offset: Number(outcome.offset) }
-        : { message: outcome.message }),
+        : {
+            message:
+              open && outcome.status === 'UNKNOWN'
+                ? `${outcome.message}; ${open.message}`
+                : outcome.message,
+          }),
+      ...(open?.definiteBy !== undefined &&
+        outcome.status === 'UNKNOWN' && { definite_by: open.definiteBy }),
       session: block.session,
       ...(block.idempotencyKey !== undefined && { idempotency_key: block.idempotencyKey }),
     });
@@ -40,9 +49,16 @@ function describe(block: LedgerBlock, from: number, to: number) {
   return records;
 }
 
-export const handler = httpHandler('read', async (event) => {
+export const handler = httpHandler('read', async (event, context) => {
   const rt = await lookupRuntime();
-  await checkCluster(rt, pathParameter(event, 'cluster_id'));
+  const deadline = Deadline.compute({
+    now: Date.now(),
+    gatewayTimeoutMs: rt.config.gatewayTimeoutMs,
+    lambdaRemainingMs: context?.getRemainingTimeInMillis?.(),
+    marginMs: rt.config.deadlineMarginMs,
+    clientTimeoutMs: undefined,
+  });
+  await checkCluster(rt, pathParameter(event, 'cluster_id'), deadline);
   const query = event.queryStringParameters ?? {};
   if (query.idempotency_key !== undefined) {
     checkIdempotencyKey(query.idempotency_key, 'idempotency_key');
@@ -68,9 +84,10 @@ export const handler = httpHandler('read', async (event) => {
       );
     }
     const last = reservation.firstSeq + reservation.count - 1;
+    const found = await settledForLookup(rt.settling, block, deadline);
     return json(200, {
       kind: 'TallyRecordLookup',
-      records: describe(block, reservation.firstSeq, last),
+      records: describe(found.block, reservation.firstSeq, last, found.open),
     });
   }
   const { stream, seq: seqText } = query;
@@ -93,5 +110,9 @@ export const handler = httpHandler('read', async (event) => {
       new NotFoundError(unrecorded(stream, seq, counter), { field: 'seq' })
     );
   }
-  return json(200, { kind: 'TallyRecordLookup', records: describe(block, seq, seq) });
+  const found = await settledForLookup(rt.settling, block, deadline);
+  return json(200, {
+    kind: 'TallyRecordLookup',
+    records: describe(found.block, seq, seq, found.open),
+  });
 });

@@ -101,6 +101,15 @@ module.exports = {
     Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
     Resource: [cluster().child('group', 'tally-settle-*')],
   }),
+  /**
+   * The lookup route settling a transactional request's outcome (docs/transactions.md): the
+   * allowed topics described and read (read_committed), no write.
+   */
+  settleReadTopics: () => ({
+    Effect: 'Allow',
+    Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'],
+    Resource: allowedTopics().map((topic) => cluster().child('topic', topic)),
+  }),
   /** Reconcile and the Burrow / consumer-group reads: topics' offsets and groups' commits. */
   readGroups: () => ({
     Effect: 'Allow',

@@ -121,12 +121,17 @@ export function createLogScanner(kafka: Kafka) {
       if (Date.now() >= request.deadlineAt) return { scanned: 0, next, logStart, complete: false };
 
       const groupId = `tally-audit-${randomBytes(6).toString('hex')}`;
+      // read_committed (docs/audit.md): what the audit counts is what read_committed consumers
+      // see; copies of aborted transactions are handed over apart (`aborted`).
       const consumer = kafka.consumer({
         groupId,
         sessionTimeout: 30_000,
         heartbeatInterval: 3000,
         maxBytes: 16 * 1024 * 1024,
+        readUncommitted: false,
       });
+      /** Offsets kafkajs filtered whole (only aborted records and markers): read again below. */
+      const hidden: AbortedRange[] = [];
       let scanned = 0;
       let complete = false;
       let stopped = false;
@@ -164,6 +169,21 @@ export function createLogScanner(kafka: Kafka) {
           };
           const timer = setTimeout(() => stop(false), Math.max(0, request.deadlineAt - Date.now()));
           consumer.on(consumer.events.GROUP_JOIN, seekAll);
+          // A fetch holding only aborted records and markers never reaches eachBatch (kafkajs's
+          // runner, isEmptyDueToFiltering): its end still moves the read on, or a partition whose
+          // last transaction was aborted would never be read to its end.
+          consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+            if (stopped || payload.topic !== topic || payload.lastOffset === undefined) return;
+            const end = ends.get(payload.partition);
+            if (end === undefined || !remaining.has(payload.partition)) return;
+            const from = next.get(payload.partition) ?? 0;
+            const to = Math.min(Number(payload.lastOffset) + 1, end);
+            if (to <= from) return;
+            hidden.push({ partition: payload.partition, from, to });
+            next.set(payload.partition, to);
+            if (to >= end) remaining.delete(payload.partition);
+            if (remaining.size === 0) stop(true);
+          });
           // A crash kafkajs will not restart from would otherwise leave this read waiting for its
           // deadline.
           consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -186,7 +206,9 @@ export function createLogScanner(kafka: Kafka) {
                 if (Date.now() >= request.deadlineAt) return stop(false);
                 const start = next.get(batch.partition) ?? 0;
                 let position = start;
+                const visible = new Set<string>();
                 for (const message of batch.messages) {
+                  visible.add(message.offset);
                   const offset = Number(message.offset);
                   if (offset < start) continue;
                   if (offset >= end) break;
@@ -198,6 +220,20 @@ export function createLogScanner(kafka: Kafka) {
                   });
                   scanned++;
                   position = offset + 1;
+                }
+                // Records of aborted transactions in the same fetch: kafkajs's Batch keeps them in
+                // messagesWithinOffset (what it filtered batch.messages from).
+                for (const message of withinOffset(batch)) {
+                  const offset = Number(message.offset);
+                  if (offset < start || offset >= end) continue;
+                  if (message.isControlRecord || visible.has(message.offset)) continue;
+                  onRecord({
+                    partition: batch.partition,
+                    offset,
+                    timestamp: Number(message.timestamp),
+                    headers: tallyHeaders(message.headers),
+                    aborted: true,
+                  });
                 }
                 // Offsets without records (transaction markers, compacted) still move us on.
                 position = Math.min(Math.max(position, Number(batch.lastOffset()) + 1), end);
@@ -218,6 +254,14 @@ export function createLogScanner(kafka: Kafka) {
               reject(error);
             });
         });
+        if (hidden.length > 0) {
+          await readAborted(kafka, topic, hidden, {
+            deadlineAt: request.deadlineAt,
+            headers: tallyHeaders,
+            onRecord,
+            deleteGroup: (id) => admin().then((client) => client.deleteGroups([id])),
+          });
+        }
       } catch (error) {
         if (error instanceof TallyError) throw error;
         // What was read before the failure is lost with this run: the checkpoint is not moved.
@@ -234,4 +278,108 @@ export function createLogScanner(kafka: Kafka) {
       return { scanned, next, logStart, complete };
     },
   };
+}
+
+/** Offsets `from` (inclusive) to `to` of a partition that held only aborted records and markers. */
+interface AbortedRange {
+  readonly partition: number;
+  readonly from: number;
+  readonly to: number;
+}
+
+type RawMessage = {
+  readonly offset: string;
+  readonly timestamp: string;
+  readonly headers?: Record<string, unknown>;
+  readonly isControlRecord?: boolean;
+};
+
+/** Every record of a kafkajs Batch within its fetch offset, before aborted ones were filtered. */
+function withinOffset(batch: unknown): readonly RawMessage[] {
+  const raw = (batch as { messagesWithinOffset?: unknown }).messagesWithinOffset;
+  return Array.isArray(raw) ? (raw as RawMessage[]) : [];
+}
+
+/**
+ * The records of `ranges`, read read_uncommitted (kafkajs still drops the markers): each range
+ * held nothing a read_committed read sees, so every record there is an aborted copy. Bounded by
+ * the scan's deadline: copies not read by then go uncounted (docs/audit.md).
+ */
+async function readAborted(
+  kafka: Kafka,
+  topic: string,
+  ranges: readonly AbortedRange[],
+  options: {
+    readonly deadlineAt: number;
+    readonly headers: ReturnType<typeof createHeaderReader>;
+    readonly onRecord: (record: ScannedRecord) => void;
+    readonly deleteGroup: (groupId: string) => Promise<unknown>;
+  },
+): Promise<void> {
+  const { deadlineAt, onRecord } = options;
+  const groupId = `tally-audit-${randomBytes(6).toString('hex')}`;
+  const consumer = kafka.consumer({ groupId, readUncommitted: true, maxWaitTimeInMs: 100 });
+  const todo = new Map<number, AbortedRange[]>();
+  for (const range of ranges)
+    todo.set(range.partition, [...(todo.get(range.partition) ?? []), range]);
+  const position = new Map([...todo].map(([p, list]) => [p, Math.min(...list.map((r) => r.from))]));
+  const until = new Map([...todo].map(([p, list]) => [p, Math.max(...list.map((r) => r.to))]));
+  const seekAll = () => {
+    for (const [partition, offset] of position) {
+      try {
+        consumer.seek({ topic, partition, offset: String(offset) });
+      } catch {
+        // Not joined yet: the next GROUP_JOIN seeks again.
+      }
+    }
+  };
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, deadlineAt - Date.now()));
+      const advance = (partition: number, to: number) => {
+        if (to <= (position.get(partition) ?? 0)) return;
+        position.set(partition, to);
+        if ([...until].every(([p, end]) => (position.get(p) ?? 0) >= end)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      consumer.on(consumer.events.GROUP_JOIN, seekAll);
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (payload.restart) return;
+        clearTimeout(timer);
+        resolve();
+      });
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            const list = todo.get(batch.partition);
+            if (list === undefined) return;
+            for (const message of batch.messages) {
+              const offset = Number(message.offset);
+              if (!list.some((r) => offset >= r.from && offset < r.to)) continue;
+              onRecord({
+                partition: batch.partition,
+                offset,
+                timestamp: Number(message.timestamp),
+                headers: options.headers(message.headers as Record<string, unknown> | undefined),
+                aborted: true,
+              });
+            }
+            advance(batch.partition, Number(batch.lastOffset()) + 1);
+          },
+        })
+        .then(seekAll)
+        .catch(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+    });
+  } finally {
+    await consumer.disconnect().catch(() => {});
+    await options.deleteGroup(groupId).catch(() => {});
+  }
 }

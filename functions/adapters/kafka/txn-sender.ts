@@ -15,6 +15,7 @@ import type {
   TxnMark,
   TxnOffsets,
   TxnSendOutcome,
+  TxnSettler,
 } from '../../core/publish/ports.js';
 import type { createTxnIdLeaser } from '../../core/publish/txn-id-pool.js';
 import { beforeDeadline, type Deadline } from '../../core/shared/deadline.js';
@@ -203,44 +204,69 @@ export function createTxnSender(kafka: Kafka, options: TxnSenderOptions): Transa
     }
   }
 
-  async function settle(
-    topic: string,
-    mark: TxnMark,
-    expected: { readonly stream: string },
-    deadline: Deadline,
-  ): Promise<'COMMITTED' | 'NOT_COMMITTED'> {
-    // Initialised again, the id's earlier transaction is final: a prepared commit completes,
-    // anything else aborts. This container's own producer of it fences itself (a new one).
-    if (held?.lease.txnId === mark.txnId) {
-      const mineNow = held.producer;
-      await serially('send', () => mineNow.fence(deadline));
-    } else {
-      const once = producerFor(mark.txnId, kafka);
-      try {
-        await once.fence(deadline);
-      } finally {
-        await once.close().catch(() => {});
-      }
-    }
-    const offsets = mark.offsets ?? [];
-    if (mark.state !== 'PREPARED' || offsets.length === 0) return 'NOT_COMMITTED';
-    const seen = await readCommitted(kafka, topic, offsets, deadline);
-    const visible = offsets.filter(({ seq, partition, offset }) => {
-      const there = seen.get(`${partition}:${offset}`);
-      return there?.stream === expected.stream && there.seq === String(seq);
-    }).length;
-    if (visible === offsets.length) return 'COMMITTED';
-    if (visible === 0) return 'NOT_COMMITTED';
-    throw new DependencyFailedError(
-      `transaction ${mark.txnId}: ${visible} of its ${offsets.length} records are visible to read_committed consumers, which one transaction cannot be`,
-    );
-  }
+  const settler = createTxnSettler(kafka, options, (mark, deadline) => {
+    // This container's own producer of the id fences itself (a new one), in its turn.
+    if (held?.lease.txnId !== mark.txnId) return undefined;
+    const mineNow = held.producer;
+    return serially('send', () => mineNow.fence(deadline));
+  });
 
   return {
     lease: (deadline) => serially('lease', () => lease(deadline)),
     send: (txnLease, topic, records, deadline, prepare) =>
       serially('send', () => send(txnLease, topic, records, deadline, prepare)),
-    settle,
+    settle: settler.settle,
+  };
+}
+
+/**
+ * Settles earlier transactions (core/publish/txn-settle.ts) without a lease of its own: the
+ * lookup route and the audit use it as it is, the sender through `fenceOwn` (its own producer of
+ * the id fences itself; undefined: a throwaway producer does).
+ */
+export function createTxnSettler(
+  kafka: Kafka,
+  options: Pick<TxnSenderOptions, 'transactionTimeoutMs' | 'requestTimeoutMs' | 'log'> & {
+    /** The settling read's consumer group is `<groupPrefix>-<random>` (its grants name it). */
+    readonly groupPrefix?: string;
+  },
+  fenceOwn: (mark: TxnMark, deadline: Deadline) => Promise<void> | undefined = () => undefined,
+): TxnSettler {
+  async function fence(mark: TxnMark, deadline: Deadline) {
+    const own = fenceOwn(mark, deadline);
+    if (own !== undefined) return own;
+    const once = createTransactionalProducer(kafka, {
+      txnId: mark.txnId,
+      transactionTimeoutMs: options.transactionTimeoutMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+      log: options.log,
+    });
+    try {
+      await once.fence(deadline);
+    } finally {
+      await once.close().catch(() => {});
+    }
+  }
+  return {
+    async settle(topic, mark, expected, deadline, settleOptions) {
+      // Initialised again, the id's earlier transaction is final: a prepared commit completes,
+      // anything else aborts.
+      if (settleOptions?.fence !== false) await fence(mark, deadline);
+      const offsets = mark.offsets ?? [];
+      if (mark.state !== 'PREPARED' || offsets.length === 0) return 'NOT_COMMITTED';
+      // Without a fence the read waits at the last stable offset while the transaction is open.
+      const group = `${options.groupPrefix ?? 'tally-settle'}-${randomBytes(6).toString('hex')}`;
+      const seen = await readCommitted(kafka, topic, offsets, deadline, group);
+      const visible = offsets.filter(({ seq, partition, offset }) => {
+        const there = seen.get(`${partition}:${offset}`);
+        return there?.stream === expected.stream && there.seq === String(seq);
+      }).length;
+      if (visible === offsets.length) return 'COMMITTED';
+      if (visible === 0) return 'NOT_COMMITTED';
+      throw new DependencyFailedError(
+        `transaction ${mark.txnId}: ${visible} of its ${offsets.length} records are visible to read_committed consumers, which one transaction cannot be`,
+      );
+    },
   };
 }
 
@@ -255,6 +281,7 @@ async function readCommitted(
   topic: string,
   places: ReadonlyArray<{ readonly partition: number; readonly offset: string }>,
   deadline: Deadline,
+  groupId: string,
 ): Promise<Map<string, { stream: string | undefined; seq: string | undefined }>> {
   const from = new Map<number, number>();
   const until = new Map<number, number>();
@@ -267,7 +294,7 @@ async function readCommitted(
   const seen = new Map<string, { stream: string | undefined; seq: string | undefined }>();
   const headers = createHeaderReader();
   const consumer = kafka.consumer({
-    groupId: `tally-settle-${randomBytes(6).toString('hex')}`,
+    groupId,
     readUncommitted: false,
     maxWaitTimeInMs: 100,
   });

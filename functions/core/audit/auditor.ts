@@ -1,4 +1,6 @@
 import type { LedgerBlock } from '../publish/ports.js';
+import { definiteBy, settleTxn, unsettledTxn } from '../publish/txn-settle.js';
+import { Deadline } from '../shared/deadline.js';
 import { foldOld, saveBounded } from './fold-old.js';
 import { link, topicBuckets } from './links.js';
 import { absorbSlices } from './merge-slices.js';
@@ -168,27 +170,38 @@ export function createAuditor(ports: AuditPorts) {
       let notWritten = 0;
       const compared = performance.now();
       const horizonAt = startedAt - request.horizonMs;
+      const count = (block: LedgerBlock, settled: LedgerBlock) =>
+        block.outcomes.forEach((before, i) => {
+          const after = settled.outcomes[i];
+          if (before.status !== 'UNKNOWN' || after === undefined) return;
+          if (after.status === 'ACKED') landed++;
+          if (after.status === 'NOT_SENT') notWritten++;
+        });
       for (const [stream, audit] of audits) {
         const findings = audit.findings(scan.complete);
-        for (const block of unknownBlocks.get(stream) ?? []) {
+        for (const found of unknownBlocks.get(stream) ?? []) {
+          // A transaction past its timeout: settled as a lookup would (its offsets read
+          // read_committed), before the UNKNOWN rules; what it settles is counted with them.
+          const txn = await settleOldTxn(ports, found, clock());
+          if (txn !== undefined) {
+            count(found, txn);
+            continue;
+          }
+          const block = found;
           const settled = settle(block, state.stream(stream), findings, horizonAt);
           if (!settled) continue;
           // A retry may have reopened the block since it was read (its records in flight again):
           // the settling lands only over the version read, else the next run sees the new one.
           if ((await ports.ledger.write(settled, undefined, block.version)) === undefined) continue;
-          block.outcomes.forEach((before, i) => {
-            const after = settled.outcomes[i];
-            if (before.status !== 'UNKNOWN' || after === undefined) return;
-            if (after.status === 'ACKED') landed++;
-            if (after.status === 'NOT_SENT') notWritten++;
-          });
+          count(block, settled);
         }
         const rows = audit.buckets(scan.complete, REPORT_ROWS);
         const linked = await link(ports, topic, stream, findings, rows);
-        const { belowFloor } = state.stream(stream);
+        const { belowFloor, abortedCopies, aborted } = state.stream(stream);
         streams.push({
           ...linked,
           ...(belowFloor > 0 && { belowFloor }),
+          ...(abortedCopies > 0 && { abortedCopies, aborted: [...aborted].reverse() }),
           ...fateFigures?.get(stream),
         });
       }
@@ -242,8 +255,21 @@ export function recordReader(
   let log = undefined as unknown as StreamLog;
   let audit: StreamAudit | undefined;
   return (record) => {
-    state.countInBucket(record.timestamp, bucketMs);
     const { headers } = record;
+    if (record.aborted) {
+      // Never delivered to a read_committed consumer: no copy of its seq, no record of the topic.
+      const stream = headers['tally.stream'];
+      const seq = seqOf(headers);
+      if (stream === undefined || seq === undefined) return;
+      state.stream(stream).addAborted({
+        seq,
+        partition: record.partition,
+        offset: record.offset,
+        session: headers['tally.session'] ?? '',
+      });
+      return;
+    }
+    state.countInBucket(record.timestamp, bucketMs);
     const stream = headers['tally.stream'];
     const seq = seqOf(headers);
     if (stream === undefined || seq === undefined) {
@@ -270,6 +296,37 @@ export function recordReader(
       for (const copy of recent.find(stream, seq)) log.place(seq, copy);
     recent.push(stream, seq, entry);
   };
+}
+
+/** How long the audit gives one transaction's read_committed read. */
+const TXN_READ_MS = 15_000;
+/** Clock differences between publish containers and the audit allowed for (as leases do). */
+const TXN_SKEW_MS = 2000;
+
+/**
+ * A SENDING or PREPARED block past its transaction's timeout, settled by a read_committed read
+ * of its offsets (never a fence: its coordinator has ended it): the block written, or undefined
+ * when it is no such block, not that old, or was not settled (a writer got there first, the
+ * read did not finish: the next run tries again).
+ */
+async function settleOldTxn(
+  ports: AuditPorts,
+  block: LedgerBlock,
+  now: number,
+): Promise<LedgerBlock | undefined> {
+  const txns = ports.transactions;
+  if (txns === undefined || !unsettledTxn(block)) return undefined;
+  const by = definiteBy(block, txns.transactionTimeoutMs);
+  if (by === undefined || now < by + TXN_SKEW_MS) return undefined;
+  try {
+    const done = await settleTxn({ ledger: txns.ledger, transactions: txns.settler }, block, {
+      fence: false,
+      deadline: new Deadline(now + TXN_READ_MS),
+    });
+    return done.kind === 'settled' ? done.block : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function slicesOf(ports: AuditPorts): SlicePorts {

@@ -42,6 +42,8 @@ function mergeStream(into: StreamLog, read: StreamLog): void {
     );
   }
   into.belowFloor += read.belowFloor;
+  for (const copy of read.aborted) into.addAborted(copy);
+  into.abortedCopies += read.abortedCopies - read.aborted.length;
   const floor = into.floor;
   // Seqs the topic had seen before this slice: a slice's first copy of one is a repeat, whose
   // bucket is the earlier copy's.

@@ -1,4 +1,4 @@
-import type { LedgerBlock } from '../publish/ports.js';
+import type { Ledger, LedgerBlock, TxnSettler } from '../publish/ports.js';
 import type { BucketCount } from '../receipts/receipts-input.js';
 import type { SeqFateFigures, SeqFatePorts } from './seq-fates.js';
 import type { SeqRange } from './seq-ranges.js';
@@ -18,6 +18,11 @@ export interface ScannedRecord {
    * of a repeated header); the audit reads no other header.
    */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /**
+   * A record of an aborted transaction: in the log, never seen by a read_committed consumer.
+   * Counted apart (`abortedCopies`), neither a copy nor a duplicate.
+   */
+  readonly aborted?: true;
 }
 
 /** What the audit reads of one receipt batch. */
@@ -129,6 +134,16 @@ export interface AuditPorts {
   readonly reconcile?: { events(group: string, topic: string): Promise<ReconcileEvent[]> };
   /** Now, in ms since the epoch (default Date.now). */
   readonly clock?: () => number;
+  /**
+   * Settles transactional blocks left SENDING or PREPARED once past their transaction's timeout
+   * (core/publish/txn-settle.ts, read only, never a fence). Absent: they wait for a keyed retry
+   * or a lookup, and their UNKNOWN outcomes follow the UNKNOWN rules.
+   */
+  readonly transactions?: {
+    readonly settler: TxnSettler;
+    readonly ledger: Pick<Ledger, 'write' | 'find'>;
+    readonly transactionTimeoutMs: number;
+  };
   /** Where fan-out children keep what they read of their partitions (audit-slice.ts). */
   readonly slices?: SlicePorts;
 }
@@ -154,6 +169,17 @@ export type LinkedFindings = Omit<AuditFindings, 'consumerDuplicates'> & {
   readonly buckets: readonly BucketRow[];
   /** Records read after their seq was folded: a late duplicate or a late first copy. */
   readonly belowFloor?: number;
+  /**
+   * Copies of aborted transactions in the log (a read_committed consumer never sees them):
+   * neither duplicates nor losses. `aborted` names the newest (at most 100), newest first.
+   */
+  readonly abortedCopies?: number;
+  readonly aborted?: ReadonlyArray<{
+    readonly seq: number;
+    readonly partition: number;
+    readonly offset: number;
+    readonly session: string;
+  }>;
   readonly leftOff?: Readonly<Record<string, number>>;
 } & Partial<SeqFateFigures>;
 

@@ -30,6 +30,9 @@ export function bucketOf(timestamp: number, bucketMs: number): number {
   return timestamp - (((timestamp % bucketMs) + bucketMs) % bucketMs);
 }
 
+/** Aborted copies a stream's report names (the newest); `abortedCopies` counts them all. */
+export const ABORTED_NAMED = 100;
+
 type PlacementJson = [partition: number, offset: number, session: string];
 
 export interface StreamLogJson {
@@ -42,6 +45,10 @@ export interface StreamLogJson {
   readonly older?: FoldedRow;
   /** Records read after their seq was folded (a late copy: a duplicate or a late first one). */
   readonly belowFloor?: number;
+  /** Copies of aborted transactions read (in the log, unseen by read_committed consumers). */
+  readonly abortedCopies?: number;
+  /** The newest of them (at most ABORTED_NAMED). */
+  readonly aborted?: Array<[seq: number, partition: number, offset: number, session: string]>;
   /** The stream's ledger as last read (absent: the next run reads the ledger in full). */
   readonly ledger?: LedgerViewJson;
   /** The receipts folded per group (absent: the next run reads every receipt). */
@@ -61,6 +68,10 @@ export class StreamLog {
   floor: number;
   older: FoldedRow | undefined;
   belowFloor: number;
+  /** Copies of aborted transactions read so far: neither copies nor duplicates of their seqs. */
+  abortedCopies: number;
+  /** The newest aborted copies read, oldest first (at most ABORTED_NAMED). */
+  readonly aborted: Array<Placement & { readonly seq: number }>;
   /** The ledger as read so far: checkpointed only once it is read incrementally (`since`). */
   readonly ledger: LedgerView;
   /** The receipts folded so far, per group: a run reads only those written since. */
@@ -84,8 +95,22 @@ export class StreamLog {
     this.floor = json?.floor ?? 0;
     this.older = json?.older;
     this.belowFloor = json?.belowFloor ?? 0;
+    this.abortedCopies = json?.abortedCopies ?? 0;
+    this.aborted = (json?.aborted ?? []).map(([seq, partition, offset, session]) => ({
+      seq,
+      partition,
+      offset,
+      session,
+    }));
     this.ledger = new LedgerView(json?.ledger);
     this.receipts = new ReceiptsView(json?.receipts);
+  }
+
+  /** Counts a record of an aborted transaction, apart from the log's copies. */
+  addAborted(copy: Placement & { readonly seq: number }): void {
+    this.abortedCopies++;
+    this.aborted.push(copy);
+    if (this.aborted.length > ABORTED_NAMED) this.aborted.shift();
   }
 
   /**
@@ -192,6 +217,15 @@ export class StreamLog {
       floor: this.floor,
       ...(this.older ? { older: this.older } : {}),
       belowFloor: this.belowFloor,
+      ...(this.abortedCopies > 0 && {
+        abortedCopies: this.abortedCopies,
+        aborted: this.aborted.map((c): [number, number, number, string] => [
+          c.seq,
+          c.partition,
+          c.offset,
+          c.session,
+        ]),
+      }),
       ...(this.ledger.since === undefined ? {} : { ledger: this.ledger.toJSON() }),
       ...(this.receipts.isEmpty ? {} : { receipts: this.receipts.toJSON() }),
     };

@@ -135,8 +135,27 @@ export type TxnSendOutcome =
   /** EndTxn(commit) went out with no definite answer: committed at `offsets`, or not at all. */
   | { readonly status: 'IN_DOUBT'; readonly message: string; readonly offsets: TxnOffsets };
 
+/** Makes an earlier transaction final (adapters/kafka/txn-sender.ts), for a retry, lookup or audit. */
+export interface TxnSettler {
+  /**
+   * Makes an earlier transaction final and says which: with `fence` (the default) initialises
+   * `mark.txnId` again first (a prepared commit completes, anything else aborts); then, for a
+   * PREPARED mark, reads each offset with read_committed (which cannot pass an open
+   * transaction): COMMITTED when every record there is visible with its `tally.stream` and
+   * `tally.seq`, NOT_COMMITTED when none is. A SENDING mark is NOT_COMMITTED. A read not done by
+   * the deadline rejects with DependencyUnavailableError.
+   */
+  settle(
+    topic: string,
+    mark: TxnMark,
+    expected: { readonly stream: string },
+    deadline: Deadline,
+    options?: { readonly fence?: boolean },
+  ): Promise<'COMMITTED' | 'NOT_COMMITTED'>;
+}
+
 /** Kafka transactions (adapters/kafka/txn-sender.ts): one per request, ids leased from a pool. */
-export interface TransactionalSender {
+export interface TransactionalSender extends TxnSettler {
   /** The id the next transaction goes under (leased, renewed; initialised first after a take-over). */
   lease(deadline: Deadline): Promise<TxnLease>;
   /**
@@ -151,18 +170,6 @@ export interface TransactionalSender {
     deadline: Deadline,
     prepare: (offsets: TxnOffsets) => Promise<void>,
   ): Promise<TxnSendOutcome>;
-  /**
-   * Makes an earlier transaction final and says which: initialises `mark.txnId` again (a
-   * prepared commit completes, anything else aborts), then, for a PREPARED mark, reads each
-   * offset with read_committed: COMMITTED when every record there is visible with its
-   * `tally.stream` and `tally.seq`, NOT_COMMITTED when none is.
-   */
-  settle(
-    topic: string,
-    mark: TxnMark,
-    expected: { readonly stream: string },
-    deadline: Deadline,
-  ): Promise<'COMMITTED' | 'NOT_COMMITTED'>;
 }
 
 /**
