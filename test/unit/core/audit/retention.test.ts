@@ -182,5 +182,6 @@ describe('a checkpoint the store refuses', () => {
     expect(overflows.length).toBeGreaterThan(0);
     expect(overflows[0]).toMatch(/over the 600 bytes .* folded into totals/);
     expect(result.maxCheckpointBytes).toBeLessThanOrEqual(600);
-  });
+    // 192 simulated runs, CPU-bound: over Vitest's 5 s at load ~38 on 2 cores.
+  }, 60_000);
 });
