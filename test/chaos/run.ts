@@ -341,6 +341,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     for (const child of publishers) if (child.exitCode === null) child.kill('SIGKILL');
     sampling = false;
     await sampler;
+    // The scheduled audits stop now, and the one running ends before the horizon is waited:
+    // an audit that settles part of a block rewrites it, and the block's other UNKNOWNs are
+    // then younger than the horizon again (seed 201: 15 seqs UNKNOWN after the final audit).
+    const quieted = new Promise((resolve) => auditsDone.set('quiet', resolve));
+    if (tasks.connected) tasks.send({ quiet: true });
+    await Promise.race([quieted, sleep(300_000)]);
 
     // One audit after the faults, once every UNKNOWN is past the horizon and every transactional
     // one past its bound (transaction timeout + request deadline after the heal or the answer).
@@ -353,7 +359,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     );
     const settleAt = Math.max(lastHeal, txnUnknown.lastAt) + TXN_TIMEOUT_MS + REQUEST_DEADLINE_MS;
     await sleep(Math.max((HORIZON_SECONDS + 2) * 1000, settleAt - Date.now()));
-    if (tasks.connected) tasks.send({ quiet: true });
     // A scheduled audit still running may save its checkpoint first (ConflictError: "run
     // again"): the audit after the faults is run again, as its error says, up to three times.
     for (let attempt = 1; attempt <= 3; attempt++) {

@@ -30,6 +30,8 @@ const message = (error: unknown) =>
 let stopping = false;
 /** Set before the audit after the faults: scheduled audits would race it for the checkpoint. */
 let quiet = false;
+/** The scheduled audit running, if any: `quiet` is answered once it has ended. */
+let scheduled: Promise<unknown> = Promise.resolve();
 async function reconcileLoop() {
   while (!stopping) {
     const at = new Date().toISOString();
@@ -115,7 +117,10 @@ process.on(
         (error: unknown) => process.send?.({ label, error: message(error) }),
       );
     }
-    if (request.quiet) quiet = true;
+    if (request.quiet) {
+      quiet = true;
+      void scheduled.then(() => process.send?.({ label: 'quiet' }));
+    }
     if (request.stop) {
       stopping = true;
       process.exit(0);
@@ -129,7 +134,9 @@ void reconcileLoop();
 void (async () => {
   for (let n = 1; !stopping && !quiet; n++) {
     await new Promise((resolve) => setTimeout(resolve, config.auditEveryMs));
-    if (!stopping && !quiet) await audit(`scheduled ${n}`);
+    if (stopping || quiet) break;
+    scheduled = audit(`scheduled ${n}`);
+    await scheduled;
   }
 })();
 process.send?.({ ready: true });
