@@ -62,7 +62,7 @@ function withUnknown(lookedUpAt: number, outcome: string, place?: [number, numbe
   const fates = new Map(run.fates);
   fates.set(3, [
     outcome === 'ACKED'
-      ? { status: 'ACKED', partition: place?.[0], offset: place?.[1] }
+      ? { status: 'ACKED', partition: place?.[0] ?? -1, offset: place?.[1] ?? -1 }
       : { status: outcome as LedgerFate['status'] },
   ]);
   return {
