@@ -55,7 +55,12 @@ export interface TxnLookup {
 export interface TxnEvidence {
   readonly seed: number;
   readonly stream: string;
+  /** What read_committed promises (committedView of the markers). */
   readonly committed: readonly SeenRecord[];
+  /** Transactional records with no marker after them when the topic was read. */
+  readonly openAtEnd?: number;
+  /** Records kafkajs's read_committed consumer showed that the markers say were not committed. */
+  readonly kafkajsShownAborted?: number;
   /** How many tracked records a read_uncommitted consumer saw (aborted copies included). */
   readonly uncommittedCount: number;
   readonly lastSeq: number;
@@ -160,17 +165,172 @@ export async function readAtIsolation(
   return records;
 }
 
+/** A record as the log holds it, control records (transaction markers) included. */
+export interface LogEntry extends SeenRecord {
+  readonly producerId: string;
+  readonly inTransaction: boolean;
+  /** A transaction marker: true COMMIT, false ABORT; undefined for a data record. */
+  readonly commit?: boolean;
+}
+
+/**
+ * What read_committed promises, worked out from the markers themselves (as Kafka's Java consumer
+ * does): a transactional record counts once its producer's next marker in that partition is a
+ * COMMIT; an ABORT drops it; no marker yet, it is not committed. Records outside transactions
+ * count at once. Needed because kafkajs 2.2.4's read_committed can show aborted records:
+ * `consumer/filterAbortedMessages.js` takes the fetch's aborted-transaction list as sorted by
+ * first offset, which Kafka does not promise (seed 203: two producers' aborted transactions
+ * interleaved in one partition; the second one's records were shown).
+ */
+export function committedView(entries: readonly LogEntry[]): {
+  committed: SeenRecord[];
+  open: number;
+} {
+  const committed: SeenRecord[] = [];
+  const pending = new Map<string, SeenRecord[]>();
+  const byPlace = [...entries].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  let partition = byPlace[0]?.partition;
+  let open = 0;
+  const endPartition = () => {
+    for (const list of pending.values()) open += list.length;
+    pending.clear();
+  };
+  for (const entry of byPlace) {
+    if (entry.partition !== partition) {
+      endPartition();
+      partition = entry.partition;
+    }
+    const key = entry.producerId;
+    if (entry.commit !== undefined) {
+      if (entry.commit) committed.push(...(pending.get(key) ?? []));
+      pending.delete(key);
+    } else if (entry.inTransaction) {
+      pending.set(key, [...(pending.get(key) ?? []), entry]);
+    } else {
+      committed.push(entry);
+    }
+  }
+  endPartition();
+  committed.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  return { committed, open };
+}
+
+interface RawMessage {
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers?: Record<string, Buffer | string | undefined>;
+  readonly isControlRecord?: boolean;
+  readonly batchContext?: { readonly producerId?: string; readonly inTransaction?: boolean };
+}
+
+/** Every record and marker of the topic (read_uncommitted), up to a marker this reader produced. */
+export async function readLogWithMarkers(
+  bootstrap: string,
+  topic: string,
+  timeoutMs = 240_000,
+): Promise<LogEntry[]> {
+  const kafka = new Kafka({
+    clientId: 'tally-chaos-txn-checker',
+    brokers: bootstrap.split(','),
+    logLevel: logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  const partitions = (await admin.fetchTopicOffsets(topic)).map((o) => o.partition);
+  await admin.disconnect();
+  const marker = `${MARKER}log-${Date.now()}`;
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  await producer.send({
+    topic,
+    messages: partitions.map((partition) => ({ partition, value: marker })),
+  });
+  await producer.disconnect();
+  const waiting = new Set(partitions);
+  const entries: LogEntry[] = [];
+  const consumer = kafka.consumer({
+    groupId: `tally-chaos-txn-checker-log-${Date.now()}`,
+    readUncommitted: true,
+    maxWaitTimeInMs: 200,
+  });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `the log: no marker in ${timeoutMs} ms on partition(s) ${[...waiting].join(',')}`,
+            ),
+          ),
+        timeoutMs,
+      );
+      consumer
+        .run({
+          eachBatch: async ({ batch }) => {
+            // The batch's records before kafkajs drops control records: the markers are needed.
+            const raw = (batch as unknown as { messagesWithinOffset: RawMessage[] })
+              .messagesWithinOffset;
+            for (const message of raw) {
+              if (!waiting.has(batch.partition)) return;
+              const value = message.value?.toString() ?? '';
+              if (value === marker) {
+                waiting.delete(batch.partition);
+                if (waiting.size === 0) {
+                  clearTimeout(timer);
+                  resolve();
+                }
+                return;
+              }
+              if (value.startsWith(MARKER)) continue;
+              const headers: Record<string, unknown> = {};
+              for (const [name, v] of Object.entries(message.headers ?? {}))
+                headers[name] = v?.toString();
+              const key = message.key ?? Buffer.alloc(0);
+              entries.push({
+                partition: batch.partition,
+                offset: Number(message.offset),
+                headers,
+                value,
+                producerId: String(message.batchContext?.producerId ?? ''),
+                inTransaction: message.batchContext?.inTransaction === true,
+                // A control record's key: version (int16), type (int16: 0 ABORT, 1 COMMIT).
+                ...(message.isControlRecord === true && {
+                  commit: key.length >= 4 && key.readInt16BE(2) === 1,
+                }),
+              });
+            }
+          },
+        })
+        .catch(reject);
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return entries;
+}
+
 /** Reads the transactional workload's evidence and judges it. */
 export async function checkTransactionalRun(manifest: TxnManifest): Promise<TxnCheckResult> {
   const stream = manifest.topic; // the workload publishes to the topic's default stream
-  const committed = await readAtIsolation(manifest.bootstrap, manifest.topic, 'read_committed');
-  const uncommitted = await readAtIsolation(manifest.bootstrap, manifest.topic, 'read_uncommitted');
+  const log = await readLogWithMarkers(manifest.bootstrap, manifest.topic);
+  const { committed, open } = committedView(log);
+  // kafkajs's own read_committed, for comparison: records it shows that the markers aborted.
+  const shown = await readAtIsolation(manifest.bootstrap, manifest.topic, 'read_committed');
+  const place = (r: SeenRecord) => `${r.partition}:${r.offset}`;
+  const committedPlaces = new Set(committed.map(place));
   const { lastSeq, fates } = await readLedger(manifest, stream);
   return judgeTransactionalRun({
     seed: manifest.seed,
     stream,
     committed,
-    uncommittedCount: uncommitted.filter((r) => text(r.headers, 'tally.stream') === stream).length,
+    openAtEnd: open,
+    kafkajsShownAborted: shown.filter((r) => !committedPlaces.has(place(r))).length,
+    uncommittedCount: log.filter(
+      (r) => r.commit === undefined && text(r.headers, 'tally.stream') === stream,
+    ).length,
     lastSeq,
     fates,
     answers: manifest.answerFiles.flatMap((file) => jsonLines<TxnAnswer>(file)),
@@ -321,6 +481,9 @@ export function judgeTransactionalRun(evidence: TxnEvidence): TxnCheckResult {
     }
   }
 
+  if ((evidence.openAtEnd ?? 0) > 0)
+    fail(`${evidence.openAtEnd} record(s) in a transaction still open when the topic was read`);
+
   const final = evidence.audits.filter((a) => a.label === 'final').at(-1);
   if (!final?.report?.complete)
     fail(`the final audit of ${stream} did not complete: ${final?.error ?? 'no report'}`);
@@ -332,6 +495,8 @@ export function judgeTransactionalRun(evidence: TxnEvidence): TxnCheckResult {
     ...tally,
     readCommitted: committed.length,
     readUncommitted: evidence.uncommittedCount,
+    openAtEnd: evidence.openAtEnd ?? 0,
+    kafkajsShownAborted: evidence.kafkajsShownAborted ?? 0,
     faults: evidence.faults.filter((f) => f.phase === 'inject').length,
     readCommittedDuplicates,
     lost: lost.size,
