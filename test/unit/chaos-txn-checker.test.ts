@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { LedgerFate } from '../chaos/checker.js';
-import { judgeTransactionalRun, type TxnAnswer, type TxnEvidence } from '../chaos/txn-checker.js';
+import {
+  committedView,
+  judgeTransactionalRun,
+  type LogEntry,
+  type TxnAnswer,
+  type TxnEvidence,
+} from '../chaos/txn-checker.js';
 
 // The transactional chaos checker's judgement on hand-made histories (issue 33): a healthy run
 // passes, and each failure kind fails it on its own.
@@ -243,5 +249,55 @@ describe('transactional chaos checker', () => {
     const elsewhere = new Map(run.fates);
     elsewhere.set(1, [{ status: 'ACKED', partition: 5, offset: 5 }]);
     expect(judgeTransactionalRun({ ...run, fates: elsewhere }).counts.lost).toBe(1);
+  });
+
+  it('fails a transaction still open when the topic was read', () => {
+    const result = judgeTransactionalRun({ ...healthy(), openAtEnd: 2 });
+    expect(result.failures).toEqual([
+      '2 record(s) in a transaction still open when the topic was read',
+    ]);
+  });
+});
+
+describe('committedView: what read_committed promises, from the markers', () => {
+  const data = (offset: number, producerId: string, inTransaction = true): LogEntry => ({
+    ...record(offset + 1, 0, offset),
+    producerId,
+    inTransaction,
+  });
+  const marker = (offset: number, producerId: string, commit: boolean): LogEntry => ({
+    partition: 0,
+    offset,
+    headers: {},
+    value: '',
+    producerId,
+    inTransaction: true,
+    commit,
+  });
+
+  it('keeps committed and non-transactional records, drops aborted and open ones', () => {
+    // Seed 203's shape: two producers' transactions interleaved, the one that began first
+    // aborted last (kafkajs 2.2.4 showed its records to a read_committed consumer).
+    const { committed, open } = committedView([
+      data(0, 'p2'),
+      data(1, 'p5'),
+      data(2, 'p5'),
+      marker(3, 'p5', false),
+      data(4, 'p9', false),
+      marker(5, 'p2', false),
+      data(6, 'p2'),
+      data(7, 'p5'),
+      marker(8, 'p2', true),
+      data(9, 'p7'),
+    ]);
+    expect(committed.map((r) => r.offset)).toEqual([4, 6]);
+    expect(open).toBe(2); // p5's record at 7 and p7's at 9: no marker yet
+  });
+
+  it('judges each partition on its own', () => {
+    const other = { ...marker(1, 'p2', true), partition: 1 };
+    const { committed, open } = committedView([data(0, 'p2'), other]);
+    expect(committed).toEqual([]);
+    expect(open).toBe(1);
   });
 });
