@@ -1,12 +1,13 @@
 // The chaos run's checker for the transactional workload (issue 33). Like checker.ts it imports
-// nothing from functions/: it reads the transactional topic with its own plain kafkajs consumers,
-// read_committed (`readUncommitted: false`, what a transactional consumer is promised) and
-// read_uncommitted (to count the aborted copies the log holds), each up to a marker it produces
-// to every partition; the ledger straight from DynamoDB (checker.ts's own decoding); the answers
-// the transactional clients logged; the lookup route's answers the run asked for after the bound.
-// Then it judges: a record a read_committed consumer sees twice, an ACKED record it does not see
-// at its offsets, a record answered not written that it sees, an UNKNOWN still UNKNOWN past
-// (transaction timeout + request deadline) after the faults heal.
+// nothing from functions/: it reads the transactional topic with its own plain kafkajs consumers:
+// the whole log with its transaction markers (read_uncommitted), from which it works out what
+// read_committed promises (committedView), and kafkajs's own read_committed view
+// (`readUncommitted: false`) for comparison, each up to a marker it produces to every partition;
+// the ledger straight from DynamoDB (checker.ts's own decoding); the answers the transactional
+// clients logged; the lookup route's answers the run asked for after the bound. Then it judges:
+// a record a read_committed consumer sees twice, an ACKED record it does not see at its offsets,
+// a record answered not written that it sees, an UNKNOWN still UNKNOWN past (transaction timeout
+// + request deadline) after the faults heal.
 import { Kafka, logLevel } from 'kafkajs';
 import { type Answer, jsonLines, type LedgerFate, readLedger } from './checker.js';
 
