@@ -60,7 +60,7 @@ export interface Answer {
 /** Seqs allocated and never used, VOID in the ledger: at most this share of those allocated. */
 const MAX_UNUSED_SHARE = 0.05;
 
-const jsonLines = <T>(file: string): T[] => {
+export const jsonLines = <T>(file: string): T[] => {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -151,7 +151,10 @@ function decode(encoded: unknown): LedgerFate {
     : { status };
 }
 
-async function readLedger(manifest: ChaosManifest, stream: string) {
+export async function readLedger(
+  manifest: Pick<ChaosManifest, 'dynamodbEndpoint' | 'streamsTable' | 'ledgerTable'>,
+  stream: string,
+) {
   const client = new DynamoDBClient({
     endpoint: manifest.dynamodbEndpoint,
     region: 'us-east-1',

@@ -26,17 +26,26 @@ import {
   type CheckOptions,
   type CheckResult,
   checkChaosRun,
+  jsonLines,
 } from './checker.js';
 import { runNemesis } from './nemesis.js';
-import type { PublisherConfig } from './publisher.js';
+import type { AnswerLine, PublisherConfig } from './publisher.js';
 import { seededRandom } from './random.js';
 import { planFaults } from './schedule.js';
 import type { TasksConfig } from './tasks.js';
+import { checkTransactionalRun, type TxnCheckResult, type TxnManifest } from './txn-checker.js';
+
+/** The idempotent workload (issue 16) and the transactional one (issue 33). */
+export type ChaosWorkload = 'idempotent' | 'transactional';
 
 export interface ChaosOptions {
   readonly seconds: number;
   readonly seed: number;
   readonly publishers?: number;
+  /** The workloads run side by side, each on its own topic: both by default. */
+  readonly workloads?: readonly ChaosWorkload[];
+  /** Publishers of the transactional workload (2 by default). */
+  readonly txnPublishers?: number;
   /** Keep the run's directory (logs, answers, faults) even when the check passes. */
   readonly keep?: boolean;
   readonly log?: (line: string) => void;
@@ -45,12 +54,21 @@ export interface ChaosOptions {
 
 export interface ChaosResult extends CheckResult {
   readonly dir: string;
+  /** The transactional workload's judgement, when it ran; `ok` and `failures` include it. */
+  readonly txn?: TxnCheckResult;
 }
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Seconds an UNKNOWN must be old before the audit may call it not written. */
 const HORIZON_SECONDS = 30;
+/**
+ * The transactional publishers' transaction.timeout.ms: just over the gateway's 29 s (the
+ * shortest config.ts allows), so the UNKNOWN bound (this plus a request's deadline) is short.
+ */
+const TXN_TIMEOUT_MS = 30_000;
+/** Each request's deadline (Tally-Timeout-Ms). */
+const REQUEST_DEADLINE_MS = 8000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -133,6 +151,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       client.destroy(),
     );
     const topic = `chaos-${options.seed}`;
+    const workloads = options.workloads ?? ['idempotent', 'transactional'];
+    const transactional = workloads.includes('transactional');
+    // Its own topic, named in TALLY_TRANSACTIONAL_TOPICS: every request on it is one transaction.
+    const txnTopic = `chaos-${options.seed}-txn`;
+    const topics = transactional ? [topic, txnTopic] : [topic];
     const kafka = new Kafka({
       clientId: 'tally-chaos',
       brokers: cluster.bootstrap.split(','),
@@ -142,19 +165,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await admin.connect();
     // Every broker's metadata agrees on the topic's leaders (the publishers, reconcile and the
     // audits each ask whichever broker they reach first), then every replica is in sync.
-    await createTopicsEverywhere(admin, [
-      {
-        topic,
+    await createTopicsEverywhere(
+      admin,
+      topics.map((name) => ({
+        topic: name,
         numPartitions: 6,
         replicationFactor: 3,
         configEntries: [{ name: 'min.insync.replicas', value: '2' }],
-      },
-    ]);
-    for (const deadline = Date.now() + 60_000; ; await sleep(250)) {
-      const placements = await cluster.placements(topic).catch(() => []);
-      if (placements.length === 6 && placements.every((p) => p.leader >= 0 && p.isr.length === 3))
-        break;
-      if (Date.now() > deadline) throw new Error(`${topic}: no leader for every partition in 60 s`);
+      })),
+    );
+    for (const name of topics) {
+      for (const deadline = Date.now() + 60_000; ; await sleep(250)) {
+        const placements = await cluster.placements(name).catch(() => []);
+        if (placements.length === 6 && placements.every((p) => p.leader >= 0 && p.isr.length === 3))
+          break;
+        if (Date.now() > deadline)
+          throw new Error(`${name}: no leader for every partition in 60 s`);
+      }
     }
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -168,7 +195,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       ...testAuthEnv(),
       TALLY_KAFKA_REQUEST_TIMEOUT_MS: '5000',
       TALLY_AUDIT_HORIZON_SECONDS: String(HORIZON_SECONDS),
-      TALLY_AUDIT_TOPICS: topic,
+      TALLY_AUDIT_TOPICS: topics.join(','),
+      ...(transactional && {
+        // TALLY_TXN_IDS_TABLE comes with the tables (TxnIdsTable).
+        TALLY_TRANSACTIONAL_TOPICS: txnTopic,
+        TALLY_TXN_ID_PREFIX: `chaos-${options.seed}`,
+        TALLY_TXN_TIMEOUT_MS: String(TXN_TIMEOUT_MS),
+      }),
     };
 
     // Reconcile and audits.
@@ -180,6 +213,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       reconcileOut: file('reconcile.jsonl'),
       auditOut: file('audits.jsonl'),
       lookupOut: file('lookups.jsonl'),
+      ...(transactional && { txnTopic, txnAuditOut: file('txn-audits.jsonl') }),
     };
     const tasks = forkBundled(
       join(dir, 'bin'),
@@ -248,29 +282,40 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     })();
 
     // Publishers.
-    const publisherCount = options.publishers ?? 3;
+    const publisherCount = workloads.includes('idempotent') ? (options.publishers ?? 3) : 0;
     const answerFiles = Array.from({ length: publisherCount }, (_, i) =>
       file(`answers-${i + 1}.jsonl`),
     );
-    const publishers = answerFiles.map((out, i) => {
+    // The transactional workload's clients are 101, 102…: their request names and record ids
+    // (c101-r1-e0) never meet the idempotent ones'.
+    const txnIds = Array.from(
+      { length: transactional ? (options.txnPublishers ?? 2) : 0 },
+      (_, i) => 101 + i,
+    );
+    const txnAnswerFiles = txnIds.map((id) => file(`answers-${id}.jsonl`));
+    const startPublisher = (id: number, publishTo: string, out: string) => {
       const config: PublisherConfig = {
-        id: i + 1,
+        id,
         seed: options.seed,
-        topic,
+        topic: publishTo,
         clusterId: cluster.clusterId,
         out,
         keyedShare: 0.6,
-        timeoutMs: 8000,
+        timeoutMs: REQUEST_DEADLINE_MS,
       };
       const child = forkBundled(
         join(dir, 'bin'),
         'publisher.mjs',
         { ...env, TALLY_CHAOS_PUBLISHER: JSON.stringify(config) },
-        file(`publisher-${i + 1}.log`),
+        file(`publisher-${id}.log`),
       );
       children.push(child);
       return child;
-    });
+    };
+    const publishers = [
+      ...answerFiles.map((out, i) => startPublisher(i + 1, topic, out)),
+      ...txnIds.map((id, i) => startPublisher(id, txnTopic, txnAnswerFiles[i] as string)),
+    ];
 
     // The faults, for the run's time.
     const started = Date.now();
@@ -296,10 +341,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     for (const child of publishers) if (child.exitCode === null) child.kill('SIGKILL');
     sampling = false;
     await sampler;
-
-    // One audit after the faults, once every UNKNOWN is past the horizon.
-    await sleep((HORIZON_SECONDS + 2) * 1000);
+    // The scheduled audits stop now, and the one running ends before the horizon is waited:
+    // an audit that settles part of a block rewrites it, and the block's other UNKNOWNs are
+    // then younger than the horizon again (seed 201: 15 seqs UNKNOWN after the final audit).
+    const quieted = new Promise((resolve) => auditsDone.set('quiet', resolve));
     if (tasks.connected) tasks.send({ quiet: true });
+    await Promise.race([quieted, sleep(300_000)]);
+
+    // One audit after the faults, once every UNKNOWN is past the horizon and every transactional
+    // one past its bound (transaction timeout + request deadline after the heal or the answer).
+    const txnUnknown = unknownSeqs(txnAnswerFiles);
+    const lastHeal = Math.max(
+      0,
+      ...jsonLines<{ phase: string; at: string }>(file('faults.jsonl'))
+        .filter((f) => f.phase === 'heal')
+        .map((f) => Date.parse(f.at)),
+    );
+    const settleAt = Math.max(lastHeal, txnUnknown.lastAt) + TXN_TIMEOUT_MS + REQUEST_DEADLINE_MS;
+    await sleep(Math.max((HORIZON_SECONDS + 2) * 1000, settleAt - Date.now()));
     // A scheduled audit still running may save its checkpoint first (ConflictError: "run
     // again"): the audit after the faults is run again, as its error says, up to three times.
     for (let attempt = 1; attempt <= 3; attempt++) {
@@ -320,6 +379,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     log(
       `lookups: ${JSON.stringify(await Promise.race([lookups, sleep(120_000).then(() => 'timed out')]))}`,
     );
+    // Every transactional seq an answer left UNKNOWN, looked up after its bound.
+    if (transactional) {
+      const txnLookups = new Promise((resolve) => auditsDone.set('txn-lookup', resolve));
+      if (tasks.connected)
+        tasks.send({
+          lookup: {
+            stream: txnTopic,
+            seqs: txnUnknown.seqs,
+            label: 'txn-lookup',
+            out: file('txn-lookups.jsonl'),
+          },
+        });
+      log(
+        `transactional lookups of ${txnUnknown.seqs.length} UNKNOWN seq(s): ${JSON.stringify(await Promise.race([txnLookups, sleep(120_000).then(() => 'timed out')]))}`,
+      );
+    }
     if (tasks.connected) tasks.send({ stop: true });
     for (const member of members) member.kill('SIGKILL');
     await admin.disconnect();
@@ -339,13 +414,62 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       commitsFile: file('commits.jsonl'),
       lookupFile: file('lookups.jsonl'),
     };
-    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
-    result = await checkChaosRun(manifest, options.check);
+    const txnManifest: TxnManifest | undefined = transactional
+      ? {
+          seed: options.seed,
+          topic: txnTopic,
+          bootstrap: cluster.bootstrap,
+          dynamodbEndpoint: dynamodb.endpoint,
+          streamsTable: tables.StreamsTable as string,
+          ledgerTable: tables.LedgerTable as string,
+          answerFiles: txnAnswerFiles,
+          faultsFile: file('faults.jsonl'),
+          auditFile: file('txn-audits.jsonl'),
+          lookupFile: file('txn-lookups.jsonl'),
+          transactionTimeoutMs: TXN_TIMEOUT_MS,
+          requestDeadlineMs: REQUEST_DEADLINE_MS,
+        }
+      : undefined;
     writeFileSync(
-      file('checker.txt'),
-      `${[...result.failures.map((f) => `FAIL ${f}`), ...result.known.map((k) => `KNOWN ${k}`), result.lastLine].join('\n')}\n`,
+      join(dir, 'manifest.json'),
+      JSON.stringify({ ...manifest, txn: txnManifest }, null, 2),
     );
-    return { ...result, dir };
+    const idempotent = workloads.includes('idempotent')
+      ? await checkChaosRun(manifest, options.check)
+      : undefined;
+    const txn =
+      txnManifest &&
+      (await checkTransactionalRun(txnManifest).catch(
+        (error: unknown): TxnCheckResult => ({
+          ok: false,
+          failures: [`the transactional check could not read its evidence: ${String(error)}`],
+          counts: {},
+          lastLine: `chaos txn checker seed=${options.seed} FAIL(1) unread`,
+        }),
+      ));
+    const lines = [
+      ...(idempotent
+        ? [
+            ...idempotent.failures.map((f) => `FAIL ${f}`),
+            ...idempotent.known.map((k) => `KNOWN ${k}`),
+            idempotent.lastLine,
+          ]
+        : []),
+      ...(txn ? [...txn.failures.map((f) => `FAIL txn ${f}`), txn.lastLine] : []),
+    ];
+    writeFileSync(file('checker.txt'), `${lines.join('\n')}\n`);
+    const failures = [
+      ...(idempotent?.failures ?? []),
+      ...(txn?.failures ?? []).map((f) => `txn ${f}`),
+    ];
+    result = {
+      ok: failures.length === 0,
+      failures,
+      known: idempotent?.known ?? [],
+      counts: idempotent?.counts ?? {},
+      lastLine: idempotent?.lastLine ?? '',
+    };
+    return { ...result, dir, ...(txn && { txn }) };
   } finally {
     killChildren();
     await Promise.all(children.map(exited));
@@ -372,6 +496,25 @@ async function streamCounter(endpoint: string, table: string, stream: string) {
   }
 }
 
+/** Seqs of the stream some answer in `files` left UNKNOWN, and when the last such answer came. */
+function unknownSeqs(files: readonly string[]) {
+  const last = new Map<number, string>();
+  let lastAt = 0;
+  const answers = files
+    .flatMap((f) => jsonLines<AnswerLine>(f))
+    .sort((a, b) => a.request.localeCompare(b.request) || a.attempt - b.attempt);
+  for (const answer of answers) {
+    for (const report of answer.reports) {
+      if (report.seq === undefined) continue;
+      const outcome = report.error_code === 200 ? 'ACKED' : String(report.outcome);
+      last.set(report.seq, outcome);
+      if (outcome === 'UNKNOWN') lastAt = Math.max(lastAt, Date.parse(answer.answeredAt));
+    }
+  }
+  const seqs = [...last].filter(([, outcome]) => outcome === 'UNKNOWN').map(([seq]) => seq);
+  return { seqs: seqs.sort((a, b) => a - b), lastAt };
+}
+
 /** Up to `count` seqs of 1..last, drawn from the seed (all of them when there are fewer). */
 function sampleSeqs(last: number, count: number, seed: number): number[] {
   if (last <= count) return Array.from({ length: last }, (_, i) => i + 1);
@@ -390,9 +533,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const minutes = Number(argument('minutes') ?? '10');
   const seed = Number(argument('seed') ?? String(Date.now() % 100_000));
   const publishers = Number(argument('publishers') ?? '3');
-  if (!(minutes > 0) || !Number.isInteger(seed) || !(publishers > 0)) {
+  const txnPublishers = Number(argument('txn-publishers') ?? '2');
+  const workload = argument('workload') ?? 'both';
+  const workloads: ChaosWorkload[] =
+    workload === 'both' ? ['idempotent', 'transactional'] : [workload as ChaosWorkload];
+  if (
+    !(minutes > 0) ||
+    !Number.isInteger(seed) ||
+    !(publishers > 0) ||
+    !(txnPublishers > 0) ||
+    !['both', 'idempotent', 'transactional'].includes(workload)
+  ) {
     process.stderr.write(
-      'usage: npm run chaos -- --minutes N --seed S [--publishers P] [--keep] [--tolerate-known]\n',
+      'usage: npm run chaos -- --minutes N --seed S [--workload both|idempotent|transactional] [--publishers P] [--txn-publishers T] [--keep] [--tolerate-known]\n',
     );
     process.exit(2);
   }
@@ -404,12 +557,16 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     seconds: minutes * 60,
     seed,
     publishers,
+    txnPublishers,
+    workloads,
     keep: process.argv.includes('--keep'),
   });
   for (const failure of result.failures) process.stdout.write(`FAIL ${failure}\n`);
   for (const known of result.known) process.stdout.write(`KNOWN ${known}\n`);
   if (!result.ok || process.argv.includes('--keep'))
     process.stdout.write(`run dir: ${result.dir}\n`);
-  process.stdout.write(`${result.lastLine}\n`);
+  // The idempotent checker's last line, then the transactional one's (the run's last line).
+  if (result.lastLine !== '') process.stdout.write(`${result.lastLine}\n`);
+  if (result.txn) process.stdout.write(`${result.txn.lastLine}\n`);
   process.exit(result.ok ? 0 : 1);
 }

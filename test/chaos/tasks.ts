@@ -13,6 +13,10 @@ export interface TasksConfig {
   readonly reconcileOut: string;
   readonly auditOut: string;
   readonly lookupOut: string;
+  /** The transactional workload's topic (TALLY_TRANSACTIONAL_TOPICS names it), audited too. */
+  readonly txnTopic?: string;
+  /** Its audits, one JSON line each, apart from the idempotent topic's. */
+  readonly txnAuditOut?: string;
 }
 
 const config = JSON.parse(String(process.env.TALLY_CHAOS_TASKS)) as TasksConfig;
@@ -26,6 +30,8 @@ const message = (error: unknown) =>
 let stopping = false;
 /** Set before the audit after the faults: scheduled audits would race it for the checkpoint. */
 let quiet = false;
+/** The scheduled audit running, if any: `quiet` is answered once it has ended. */
+let scheduled: Promise<unknown> = Promise.resolve();
 async function reconcileLoop() {
   while (!stopping) {
     const at = new Date().toISOString();
@@ -39,10 +45,18 @@ async function reconcileLoop() {
   }
 }
 
+/** Audits the workload's topics one after another; ok only if every one was read to its end. */
 async function audit(label: string) {
+  const first = await auditTopic(label, config.topic, config.auditOut);
+  if (config.txnTopic === undefined || config.txnAuditOut === undefined) return first;
+  const txn = await auditTopic(label, config.txnTopic, config.txnAuditOut);
+  return first.ok ? txn : first;
+}
+
+async function auditTopic(label: string, topic: string, out: string) {
   const at = new Date().toISOString();
   try {
-    const { audits } = (await auditTask({ topic: config.topic }, lambdaContext(300_000))) as {
+    const { audits } = (await auditTask({ topic }, lambdaContext(300_000))) as {
       audits: Array<{ auditId: string }>;
     };
     const auditId = audits[0]?.auditId ?? '';
@@ -50,19 +64,27 @@ async function audit(label: string) {
       httpEvent({ pathParameters: { cluster_id: config.clusterId, audit_id: auditId } }),
       lambdaContext(),
     )) as { statusCode: number; body: string };
-    const line = { label, at, auditId, status: read.statusCode, report: JSON.parse(read.body) };
-    appendFileSync(config.auditOut, `${JSON.stringify(line)}\n`);
+    const line = {
+      label,
+      at,
+      topic,
+      auditId,
+      status: read.statusCode,
+      report: JSON.parse(read.body),
+    };
+    appendFileSync(out, `${JSON.stringify(line)}\n`);
     return { label, ok: read.statusCode === 200, auditId };
   } catch (error) {
-    appendFileSync(config.auditOut, `${JSON.stringify({ label, at, error: message(error) })}\n`);
+    appendFileSync(out, `${JSON.stringify({ label, at, topic, error: message(error) })}\n`);
     return { label, ok: false, error: message(error) };
   }
 }
 
 /** Asks the lookup route about each seq (what a client asks after the fact); one line each. */
-async function lookUp(stream: string, seqs: readonly number[]) {
+async function lookUp(stream: string, seqs: readonly number[], out = config.lookupOut) {
   let answered = 0;
   for (const seq of seqs) {
+    const at = new Date().toISOString();
     const response = (await lookup(
       httpEvent({
         pathParameters: { cluster_id: config.clusterId },
@@ -71,8 +93,8 @@ async function lookUp(stream: string, seqs: readonly number[]) {
       lambdaContext(),
     )) as { statusCode: number; body: string };
     appendFileSync(
-      config.lookupOut,
-      `${JSON.stringify({ seq, status: response.statusCode, body: JSON.parse(response.body) })}\n`,
+      out,
+      `${JSON.stringify({ seq, at, status: response.statusCode, body: JSON.parse(response.body) })}\n`,
     );
     answered++;
   }
@@ -85,15 +107,20 @@ process.on(
     audit?: string;
     stop?: boolean;
     quiet?: boolean;
-    lookup?: { stream: string; seqs: number[] };
+    /** `label` names the answer over IPC ('lookup' by default), `out` the file (lookupOut). */
+    lookup?: { stream: string; seqs: number[]; label?: string; out?: string };
   }) => {
     if (request.lookup !== undefined) {
-      void lookUp(request.lookup.stream, request.lookup.seqs).then(
-        (answer) => process.send?.({ label: 'lookup', ...answer }),
-        (error: unknown) => process.send?.({ label: 'lookup', error: message(error) }),
+      const label = request.lookup.label ?? 'lookup';
+      void lookUp(request.lookup.stream, request.lookup.seqs, request.lookup.out).then(
+        (answer) => process.send?.({ label, ...answer }),
+        (error: unknown) => process.send?.({ label, error: message(error) }),
       );
     }
-    if (request.quiet) quiet = true;
+    if (request.quiet) {
+      quiet = true;
+      void scheduled.then(() => process.send?.({ label: 'quiet' }));
+    }
     if (request.stop) {
       stopping = true;
       process.exit(0);
@@ -107,7 +134,9 @@ void reconcileLoop();
 void (async () => {
   for (let n = 1; !stopping && !quiet; n++) {
     await new Promise((resolve) => setTimeout(resolve, config.auditEveryMs));
-    if (!stopping && !quiet) await audit(`scheduled ${n}`);
+    if (stopping || quiet) break;
+    scheduled = audit(`scheduled ${n}`);
+    await scheduled;
   }
 })();
 process.send?.({ ready: true });

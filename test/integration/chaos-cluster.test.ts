@@ -15,6 +15,9 @@ import { runChaos } from '../chaos/run.js';
 // core/publish/send-step.ts). Either fails the run.
 
 const SEED = 1;
+// The idempotent workload only: `npm run chaos` runs the transactional one beside it (issue 33),
+// whose two more publishers and read_committed reads would make this file, run by `npm test`
+// beside two others on two cores, heavier than it is.
 
 describe('chaos on a replicated cluster', { timeout: 330_000 }, () => {
   it(`seed ${SEED}, 60 s: nothing lost, every duplicate named, every UNKNOWN settled, no false REWIND or LOST, at most 5 % of seqs unused`, async () => {
@@ -23,6 +26,7 @@ describe('chaos on a replicated cluster', { timeout: 330_000 }, () => {
       seconds: 60,
       seed: SEED,
       publishers: 3,
+      workloads: ['idempotent'],
       log: (line) => lines.push(line),
     });
     process.stderr.write(
