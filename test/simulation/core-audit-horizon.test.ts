@@ -43,5 +43,5 @@ describe('audit over 180 days', () => {
     );
     // 17,280 runs: ~100 s alone on the 2 shared cores before the ledger's buckets were carried in
     // the checkpoint (~125 s after; every run now loads and saves a week of them per stream).
-  }, 300_000);
+  });
 });

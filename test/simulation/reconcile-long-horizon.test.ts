@@ -193,7 +193,7 @@ describe('reconcile over 180 days of schedules', () => {
     expect(await rewindsSince(reports, START)).toHaveLength(0);
     const kept = await reports.groupReportsSince('orders-svc', START);
     expect(kept.length).toBeLessThanOrEqual(RETENTION / CADENCE + 1);
-  }, 120_000);
+  });
 });
 
 describe("reconcile at a large group's size", () => {
@@ -223,5 +223,5 @@ describe("reconcile at a large group's size", () => {
     // 50 partitions an item, each item far under DynamoDB's 400 KB.
     expect(history.table.count).toBe(Math.ceil(partitions / 50));
     expect(history.table.maxItemBytes).toBeLessThan(100 * 1024);
-  }, 120_000);
+  });
 });

@@ -44,7 +44,7 @@ describe(`offset-repair at ${SIZE.groups.toLocaleString('en')} groups × ${SIZE.
   let run: Awaited<ReturnType<typeof repair>>;
   beforeAll(async () => {
     run = await repair();
-  }, 60_000);
+  });
 
   it('succeeds, restoring exactly the approved plan, every task result a small summary', () => {
     const { done, sim, cluster } = run;
@@ -75,14 +75,14 @@ describe(`offset-repair at ${SIZE.groups.toLocaleString('en')} groups × ${SIZE.
     expect(failedState(done)).toBe('Reconcile');
     // At full size the report (~24 MB) is over Lambda's 6 MB response even before that.
     expect(payloadSize(await run.cluster.reconciler.run())).toBeGreaterThan(LAMBDA_RESPONSE_LIMIT);
-  }, 60_000);
+  });
 
   it('with PlanRepair returning the whole plan (before issue 13), fails with States.DataLimitExceeded', async () => {
     // The same cluster, still rewound (the simulation's restore sets nothing).
     const { done } = await repair({ planRepair: true }, SIZE, run.cluster);
     expect(done.error).toBe('States.DataLimitExceeded');
     expect(failedState(done)).toBe('PlanRepair');
-  }, 60_000);
+  });
 });
 
 describe('publish-and-verify with as many records as its input holds', () => {
@@ -125,11 +125,11 @@ describe('publish-and-verify with as many records as its input holds', () => {
     const { done } = await publish();
     expect(done.status, `${done.error}: ${done.cause}`).toBe('SUCCEEDED');
     expect(done.output).toMatchObject({ verified: { verified: fitting() } });
-  }, 60_000);
+  });
 
   it('with each publish returning its whole report (before issue 13), fails with States.DataLimitExceeded', async () => {
     // 1,000 records of ~360 bytes of report each: over the limit long before the input is.
     const { done } = await publish({ publishRecord: true }, 1000);
     expect(done.error).toBe('States.DataLimitExceeded');
-  }, 60_000);
+  });
 });
