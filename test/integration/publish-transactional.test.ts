@@ -1,7 +1,4 @@
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { ledgerShardKey } from '../../functions/core/publish/ledger-layout.js';
-import { localDynamoDbClient } from '../../infra/local/local-tables.js';
 import {
   type DynamoDbCall,
   type DynamoDbProxy,
@@ -9,8 +6,15 @@ import {
 } from '../helpers/dynamodb-proxy.js';
 import { httpEvent } from '../helpers/http-event.js';
 import { testKafka } from '../helpers/kafka.js';
-import { createTopic, headerText, loadHandlers, reportLines } from '../helpers/publish-client.js';
+import { createTopic, loadHandlers, reportLines } from '../helpers/publish-client.js';
 import { usePublishEnv } from '../helpers/publish-env.js';
+import {
+  ledgerPut as ledgerPutOn,
+  seen,
+  ledgerItem as storedLedgerItem,
+  txnOf,
+  whileFaulted as whileProxyFaulted,
+} from '../helpers/txn-world.js';
 import { uniqueName } from '../helpers/unique-name.js';
 
 // Issue 33: transactional publish through the v3 routes on the real broker and dynalite (through
@@ -26,8 +30,6 @@ let api: Awaited<ReturnType<typeof loadHandlers>>;
 const txnTopic = uniqueName('txn-topic');
 let plainTopic: string;
 const idPrefix = uniqueName('tally-txn');
-const documents = () =>
-  DynamoDBDocumentClient.from(localDynamoDbClient(inject('dynamodbEndpoint')));
 
 beforeAll(async () => {
   proxy = await startDynamoDbProxy(inject('dynamodbEndpoint'));
@@ -72,102 +74,17 @@ const batch = (topic: string, values: string[], headers: Record<string, string> 
     }),
   );
 
-interface Seen {
-  readonly value: string;
-  readonly seq: string | undefined;
-  readonly session: string | undefined;
-  readonly offset: string;
-}
-
-/** Every record of `topic` a consumer reading `isolation` sees, up to a marker sent now. */
-async function seen(topic: string, isolation: 'read_committed' | 'read_uncommitted') {
-  const kafka = testKafka('tally-test-txn-reader');
-  const marker = uniqueName('marker');
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
-  await producer.send({ topic, messages: [{ value: marker }] });
-  await producer.disconnect();
-  const consumer = kafka.consumer({
-    groupId: uniqueName('txn-reader'),
-    readUncommitted: isolation === 'read_uncommitted',
-    maxWaitTimeInMs: 100,
-  });
-  const records: Seen[] = [];
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const bound = setTimeout(
-        () => reject(new Error(`${isolation}: no marker after 45 s (a transaction left open?)`)),
-        45_000,
-      );
-      consumer
-        .run({
-          eachMessage: async ({ message }) => {
-            const value = message.value?.toString() ?? '';
-            if (value === marker) {
-              clearTimeout(bound);
-              resolve();
-            } else if (!value.startsWith('test-marker-')) {
-              records.push({
-                value,
-                seq: headerText(message.headers, 'tally.seq'),
-                session: headerText(message.headers, 'tally.session'),
-                offset: message.offset,
-              });
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return records;
-}
-
 /** The ledger item of the block starting at `seq` of `stream`, read directly (not via Tally). */
-async function ledgerItem(stream: string, seq: number) {
-  const client = documents();
-  try {
-    const { Item } = await client.send(
-      new GetCommand({
-        TableName: env.TALLY_LEDGER_TABLE,
-        Key: { stream: ledgerShardKey(stream, seq), seq },
-        ConsistentRead: true,
-      }),
-    );
-    return Item;
-  } finally {
-    client.destroy();
-  }
-}
-const txnOf = (item: Record<string, unknown> | undefined) =>
-  typeof item?.txn === 'string' ? (JSON.parse(item.txn) as Record<string, unknown>) : undefined;
-
+const ledgerItem = (stream: string, seq: number) =>
+  storedLedgerItem(env.TALLY_LEDGER_TABLE as string, stream, seq);
 /** A ledger PutItem whose block carries a transaction mark in one of `states`. */
-const ledgerPut =
-  (...states: string[]) =>
-  (call: DynamoDbCall): boolean => {
-    if (call.operation !== 'PutItem' || call.table !== env.TALLY_LEDGER_TABLE) return false;
-    const txn = (call.input.Item as Record<string, { S?: string }> | undefined)?.txn?.S;
-    return txn !== undefined && states.includes((JSON.parse(txn) as { state: string }).state);
-  };
-
+const ledgerPut = (...states: string[]) => ledgerPutOn(env.TALLY_LEDGER_TABLE as string, ...states);
 /** Faults `match`'s calls (each attempt of the SDK's) while the first attempt runs only. */
-async function whileFaulted<T>(
+const whileFaulted = <T>(
   fault: 'stall' | 'lose-answer',
   match: (call: DynamoDbCall) => boolean,
   work: () => Promise<T>,
-): Promise<T> {
-  let on = true;
-  proxy.inject(fault, (call) => on && match(call), 1000);
-  try {
-    return await work();
-  } finally {
-    on = false;
-  }
-}
+) => whileProxyFaulted(proxy, fault, match, work);
 
 const untilPast = async (deadlineAt: number) => {
   const wait = deadlineAt - Date.now() + 100;
