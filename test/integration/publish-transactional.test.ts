@@ -78,7 +78,11 @@ const batch = (topic: string, values: string[], headers: Record<string, string> 
 const ledgerItem = (stream: string, seq: number) =>
   storedLedgerItem(env.TALLY_LEDGER_TABLE as string, stream, seq);
 /** A ledger PutItem whose block carries a transaction mark in one of `states`. */
-const ledgerPut = (...states: string[]) => ledgerPutOn(env.TALLY_LEDGER_TABLE as string, ...states);
+const ledgerPut =
+  (...states: string[]) =>
+  (call: DynamoDbCall): boolean =>
+    // The table is read when a call is matched: cases name their matchers before beforeAll runs.
+    ledgerPutOn(env.TALLY_LEDGER_TABLE as string, ...states)(call);
 /** Faults `match`'s calls (each attempt of the SDK's) while the first attempt runs only. */
 const whileFaulted = <T>(
   fault: 'stall' | 'lose-answer',
