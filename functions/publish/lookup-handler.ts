@@ -74,6 +74,14 @@ export const handler = httpHandler('read', async (event, context) => {
         'idempotency_key',
       );
       if (gone) throw gone;
+      const last = firstSeq + reservation.count - 1;
+      // The key took seqs and no block holds them yet: a fast-path request whose outcome write
+      // after the send failed or was cut by its deadline (the answer said UNKNOWN), or one still
+      // in flight. Not "never published": its records may be in the log.
+      throw new NotFoundError(
+        `idempotency_key: key ${query.idempotency_key} took seqs ${firstSeq}..${last} of stream ${stream}, which have no ledger record yet: its request is in flight, or its ledger write after the send failed (its records may be in the log; the audit places them from it past TALLY_AUDIT_HORIZON_SECONDS, or a retry with this key settles them); ask again after the next audit`,
+        { field: 'idempotency_key' },
+      );
     }
     if (!reservation || !block) {
       throw new NotFoundError(

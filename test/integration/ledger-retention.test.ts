@@ -144,6 +144,7 @@ describe('ledger retention', () => {
     for (const [idempotencyKey, firstSeq] of [
       [`${stream}-old`, 3],
       [`${stream}-new`, seq],
+      [`${stream}-hole`, hole],
     ] as const) {
       await keyed.claim(
         {
@@ -164,6 +165,12 @@ describe('ledger retention', () => {
       seq,
       outcome: 'ACKED',
     });
+    // A key whose seqs have no block (a fast-path outcome write lost): 404 naming its seqs, not
+    // "no record was published".
+    const unrecordedKey = await lookup({ idempotency_key: `${stream}-hole` });
+    expect(unrecordedKey.status).toBe(404);
+    expect(unrecordedKey.body.message).toContain(`took seqs ${hole}..${hole} of stream ${stream}`);
+    expect(unrecordedKey.body.message).toContain('no ledger record yet');
 
     // The audit's full read of the ledger: the expired seqs are not holes; the real one is.
     const horizonAt = Date.now() + 1000;

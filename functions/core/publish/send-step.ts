@@ -39,10 +39,25 @@ interface SendOptions {
 
 /** Kept back from the send for the DynamoDB writes that follow it (a few ms each when healthy). */
 const AFTER_SEND_MS = 250;
+/**
+ * And per record: the outcome write encodes (and past 32 KB gzips) every record's outcome into
+ * one item. 5,000 outcomes took ~40 ms on a quiet machine and more than the flat 250 ms at load
+ * ~20 (a clean-clone CI run, faults-broker-restart): the write was aborted at the deadline and the
+ * batch left no block, so the lookup by key found none. 0.1 ms a record keeps ~10× that margin.
+ */
+const AFTER_SEND_MS_PER_RECORD = 0.1;
 
-/** The send's deadline: the request's, less what the writes after the send need. */
-const sendDeadline = (request: PublishRequest) =>
-  request.deadline.less(Math.min(AFTER_SEND_MS, request.deadline.remainingMs() / 5));
+/**
+ * The send's deadline: the request's, less what the writes after the send need for `records`
+ * outcomes (never more than a fifth of what is left, so a short deadline still sends).
+ */
+const sendDeadline = (request: PublishRequest, records: number) =>
+  request.deadline.less(
+    Math.min(
+      AFTER_SEND_MS + AFTER_SEND_MS_PER_RECORD * records,
+      request.deadline.remainingMs() / 5,
+    ),
+  );
 
 /** The planned records to send as messages, each stamped with its tally.* headers. */
 const messagesOf = (toSend: readonly PlannedRecord[], request: PublishRequest) =>
@@ -166,7 +181,7 @@ export function createSendStep(ports: {
       messagesOf(toSend, request),
       // Time is kept back for the writes after the send (outcomes, the key's answer): the
       // deadline bounds them too, and a send that took all of it would leave them none.
-      sendDeadline(request),
+      sendDeadline(request, planned.length),
     );
     // The records sent are the planned ones without a kept outcome, in their order: the i-th of
     // them has the i-th outcome (no lookup by seq per record).
@@ -248,7 +263,7 @@ export function createSendStep(ports: {
             lease,
             request.topic,
             messagesOf(toSend, request),
-            sendDeadline(request),
+            sendDeadline(request, planned.length),
             async (offsets) => {
               const places = toSend.map((p, i) => ({
                 seq: p.seq,

@@ -62,7 +62,7 @@ const planned = (seq: number, over: Partial<PlannedRecord> = {}): PlannedRecord 
 
 type Call =
   | { op: 'open'; block: LedgerBlock }
-  | { op: 'send'; records: readonly OutgoingRecord[] }
+  | { op: 'send'; records: readonly OutgoingRecord[]; deadline: Deadline }
   | { op: 'write'; block: LedgerBlock; over: LedgerVersion | undefined }
   | { op: 'void'; block: LedgerBlock }
   | { op: 'claim' };
@@ -80,8 +80,8 @@ function fakes(options: {
     async session() {
       return 'session-1';
     },
-    async send(_topic, records) {
-      calls.push({ op: 'send', records });
+    async send(_topic, records, deadline) {
+      calls.push({ op: 'send', records, deadline });
       return {
         session: 'session-1',
         outcomes: options.outcomes?.(records) ?? records.map((_, i) => acked(100 + i)),
@@ -176,6 +176,33 @@ describe('sendAndRecord, fast path', () => {
     expect(await recorded).toEqual([]);
     expect(calls.map((c) => c.op)).toEqual(['send', 'write']);
     expect((calls[1] as Extract<Call, { op: 'write' }>).over).toBe('absent');
+  });
+
+  it('keeps back time for the outcome write that grows with the records (a fifth of what is left at most)', async () => {
+    const keptBack = async (records: number, remainingMs: number) => {
+      const { calls, step } = fakes({});
+      const at = Date.now() + remainingMs;
+      const { recorded } = await step.sendAndRecord({
+        request: { ...request(), deadline: new Deadline(at) },
+        firstSeq: 1,
+        planned: Array.from({ length: records }, (_, i) => planned(i + 1)),
+        ledgerFirst: false,
+      });
+      await recorded;
+      const send = calls.find((c) => c.op === 'send') as Extract<Call, { op: 'send' }>;
+      return at - send.deadline.at;
+    };
+    // 250 ms and 0.1 ms a record; the clock moves a little between the request and the send.
+    const one = await keptBack(1, 8_000);
+    expect(one).toBeGreaterThanOrEqual(240);
+    expect(one).toBeLessThanOrEqual(251);
+    const many = await keptBack(5_000, 8_000);
+    expect(many).toBeGreaterThanOrEqual(740);
+    expect(many).toBeLessThanOrEqual(751);
+    // A short deadline: a fifth of it, so the send still has most of it.
+    const short = await keptBack(5_000, 1_000);
+    expect(short).toBeGreaterThanOrEqual(150);
+    expect(short).toBeLessThanOrEqual(201);
   });
 
   it('runs the key claim before the send, and hands the seqs back when another request won the key', async () => {
