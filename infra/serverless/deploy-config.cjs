@@ -180,6 +180,9 @@ function readSettings(env, stage, region) {
   };
   const latencySeconds =
     positive(env, 'TALLY_API_LATENCY_BUDGET_MS', 500, problems, { max: 29000 }) / 1000;
+  // Transactional publish: one id per warm publishing container (docs/transactions.md). Unset,
+  // the pool follows the publishing functions' reserved concurrency (deploy.cjs sizeTxnPool).
+  const txnPoolSize = positive(env, 'TALLY_TXN_POOL_SIZE', undefined, problems, { max: 10000 });
 
   return {
     stage,
@@ -199,6 +202,7 @@ function readSettings(env, stage, region) {
     reserve,
     limits,
     latencySeconds,
+    txnPoolSize,
     downstreamPollers: {
       min: positive(env, 'DOWNSTREAM_MIN_POLLERS', 1, problems, { max: 200 }),
       max: positive(env, 'DOWNSTREAM_MAX_POLLERS', 2, problems, { max: 2000 }),

@@ -137,6 +137,13 @@ class TallyDeploy {
     if (settings.local) return;
     applyApiAuth(template, settings);
     applyBackPressure(template, settings, functions);
+    const pool = sizeTxnPool(template, settings, functions);
+    if (pool.problem) {
+      throw new this.serverless.classes.Error(
+        `Tally: stage "${settings.stage}" is not configured to deploy (docs/deploy.md "Configuration"). Set:\n  - ${pool.problem}`,
+      );
+    }
+    if (pool.warning) this.log.warning(`Tally: ${pool.warning}`);
     protectTables(template, settings);
     configureMskConsumer(template, settings, this.unconfiguredConsumers ?? []);
     dropUnused(template, functions);
@@ -211,6 +218,58 @@ function applyBackPressure(template, settings, functions) {
     stage.DependsOn = [...new Set([...[stage.DependsOn ?? []].flat(), ...routes])];
   }
   template.Metadata = { ...template.Metadata, TallyReservedConcurrency: total };
+}
+
+/**
+ * Functions whose containers may each lease a transactional id (functions/publishing/runtime.ts:
+ * the HTTP publish routes, the workflow's publish task, the canary).
+ */
+const TXN_PUBLISHERS = ['produce', 'produceBatch', 'produceV2', 'publishRecord', 'canary'];
+/** The pool's size with no reserved concurrency to follow (functions/platform/config.ts). */
+const DEFAULT_TXN_POOL_SIZE = 64;
+
+/**
+ * TALLY_TXN_POOL_SIZE on every function that leases from the pool: at least as many ids as
+ * containers that may publish at once, so a transactional request never finds every id leased
+ * while its function is inside its reserved concurrency. Unset, it is that sum and a quarter. Returns a
+ * problem when a size set is below it, and a warning when there is no reserved concurrency to
+ * size it by.
+ */
+function sizeTxnPool(template, settings, functions) {
+  const resources = template.Resources;
+  const publishers = TXN_PUBLISHERS.filter(
+    (name) => functions[name] && resources[functionId(name)],
+  );
+  const reserved = publishers.map((name) => ({
+    name,
+    reserved: resources[functionId(name)].Properties.ReservedConcurrentExecutions,
+  }));
+  const bounded = settings.reserve && reserved.every((r) => Number.isInteger(r.reserved));
+  const need = bounded ? reserved.reduce((sum, r) => sum + r.reserved, 0) : undefined;
+  // Unset: the sum, and a quarter more for containers Lambda retired with a lease still
+  // unexpired (a lease lapses TALLY_TXN_LEASE_SECONDS after its last renewal).
+  const size =
+    settings.txnPoolSize ?? (need !== undefined ? Math.ceil(need * 1.25) : DEFAULT_TXN_POOL_SIZE);
+  for (const resource of Object.values(resources)) {
+    const variables =
+      resource.Type === 'AWS::Lambda::Function' && resource.Properties.Environment?.Variables;
+    if (variables && variables.TALLY_TXN_ID_PREFIX !== undefined) {
+      variables.TALLY_TXN_POOL_SIZE = String(size);
+    }
+  }
+  template.Metadata = { ...template.Metadata, TallyTxnPoolSize: size };
+  if (need !== undefined && size < need) {
+    const each = reserved.map((r) => `${r.name} ${r.reserved}`).join(', ');
+    return {
+      problem: `TALLY_TXN_POOL_SIZE: ${size} ids is fewer than the ${need} containers that may publish at once (reserved concurrency: ${each}); a transactional request that finds every id leased answers 503 NOT_SENT. Set it to at least ${need}, or unset it (it then follows the reserved concurrency), or lower TALLY_PUBLISH_RATE_LIMIT`,
+    };
+  }
+  if (need === undefined && settings.txnPoolSize === undefined) {
+    return {
+      warning: `TALLY_TXN_POOL_SIZE: ${DEFAULT_TXN_POOL_SIZE} ids (the default): with TALLY_RESERVED_CONCURRENCY=false nothing bounds the publishing containers; set it to their expected peak if topics are transactional (docs/transactions.md)`,
+    };
+  }
+  return {};
 }
 
 function protectTables(template, settings) {
@@ -611,3 +670,4 @@ function dropRedundantDependsOn(template) {
 module.exports = TallyDeploy;
 module.exports.PROTECTED_TABLES = PROTECTED_TABLES;
 module.exports.dropUnusedScramGrants = dropUnusedScramGrants;
+module.exports.sizeTxnPool = sizeTxnPool;

@@ -323,6 +323,26 @@ describe('docs/deploy.md, run offline, and the templates of a prod deploy', () =
     );
     for (const [id, fn] of ofType(defaults, 'AWS::Lambda::Function'))
       expect(fn.Properties.ReservedConcurrentExecutions, id).toBeGreaterThan(0);
+    // One transactional id per container that may publish at once (issue 33): the pool is the
+    // publishing functions' reserved concurrency added up and a quarter more (containers retired
+    // with a lease unexpired), on every function that leases from it.
+    const reservedOf = (id: string) =>
+      Number(defaults.Resources[id]?.Properties.ReservedConcurrentExecutions);
+    const publishers = [
+      'ProduceLambdaFunction',
+      'ProduceBatchLambdaFunction',
+      'ProduceV2LambdaFunction',
+      'PublishRecordLambdaFunction',
+      'CanaryLambdaFunction',
+    ];
+    const pool = publishers.reduce((sum, id) => sum + reservedOf(id), 0);
+    expect(pool).toBeGreaterThan(64);
+    for (const id of publishers) {
+      const variables = (
+        defaults.Resources[id]?.Properties.Environment as { Variables: Record<string, string> }
+      ).Variables;
+      expect(variables.TALLY_TXN_POOL_SIZE, id).toBe(String(Math.ceil(pool * 1.25)));
+    }
   });
 
   it('keeps the webhook key out of the template and the topic to this account; no idle role or policy', () => {
