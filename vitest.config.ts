@@ -120,8 +120,13 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           // One local stack (Kafka + DynamoDB) for the whole run; tests use unique names.
           globalSetup: ['test/helpers/global-setup.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
+          // Limits end a hang; they never judge speed (bench/ does). At load (a second suite
+          // beside this one, load 12-24) files with limits of their own, 90-420 s, failed on them
+          // (publish-concurrency, local-stack-lifecycle, faults-broker-restart, bench smoke,
+          // txn-faults): no file sets a shorter one now, and a hang still ends well inside CI's
+          // 90 minutes.
+          testTimeout: 600_000,
+          hookTimeout: 600_000,
           // Three workers on two cores: most files mostly wait (on brokers, consumer groups, a
           // real schedule, sleeps). On two workers the project used 466 s of CPU in all (brokers
           // and children included) in what takes ~590 s on a quiet machine: under half of the two

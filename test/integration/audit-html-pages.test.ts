@@ -147,7 +147,7 @@ describe('the HTML view of a stored audit report by pages', () => {
     expect(sizes.length).toBeGreaterThan(Math.ceil(1_018 / 20));
     // … and are filled to most of it (a page drops streams in proportion to its excess).
     expect(Math.max(...sizes)).toBeGreaterThan(4_000_000);
-  }, 120_000);
+  });
 
   it('answers the JSON view of 30 streams with every list full (451 KB each, 13.5 MB in all) in pages under 6 MB that end by their bytes, every stream once', async () => {
     const streams = Array.from({ length: 30 }, (_, s) => fullStream(s));
@@ -174,7 +174,7 @@ describe('the HTML view of a stored audit report by pages', () => {
       expect(seen.length).toBeLessThanOrEqual(30);
     }
     expect(seen).toEqual(streams.map((s) => s.stream));
-  }, 120_000);
+  });
 
   it("resumes the JSON route's pages: its `next` cursor opens the same streams as HTML", async () => {
     const streams = Array.from({ length: 30 }, (_, s) => lightStream(s));

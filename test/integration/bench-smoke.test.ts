@@ -52,5 +52,5 @@ describe('npm run bench -- --smoke', () => {
     }
     // The functions' EMF lines went to publish's log, not into its JSON.
     expect(readFileSync(join(dir, 'publish.log'), 'utf8')).toContain('"_aws"');
-  }, 400_000);
+  });
 });

@@ -68,7 +68,7 @@ describe("Burrow's consumer list by pages", () => {
     }
     const burrow = (await import('../../functions/reconcile/burrow-handler.js')).handler;
     invoke = lambdaLimits(async (_, event) => burrow(event as never, lambdaContext()));
-  }, 300_000);
+  });
   afterAll(() => documents.destroy());
 
   it("refuses the whole list of 25,000 groups (over 6 MB) with 413 in Burrow's error shape, naming the limit and the pages", async () => {
@@ -120,7 +120,7 @@ describe("Burrow's consumer list by pages", () => {
     expect(counts[0]).toBeLessThan(20_000);
     expect(counts.length).toBe(2);
     expect(answers[0]?.bytes).toBeGreaterThan(5_500_000);
-  }, 120_000);
+  });
 
   it('pages by the default 10,000 for a cursor without a limit', async () => {
     const answers = await pages({ limit: '10000' }, true);
@@ -128,7 +128,7 @@ describe("Burrow's consumer list by pages", () => {
     expect(answers.map((a) => (a.body.consumers as string[]).length)).toEqual([
       10_000, 10_000, 5_000,
     ]);
-  }, 120_000);
+  });
 
   it("answers a bad limit or cursor 400 in Burrow's error shape, naming it", async () => {
     const path = '/v3/kafka/local-tally/consumer';

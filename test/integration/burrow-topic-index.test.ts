@@ -94,7 +94,7 @@ describe("Burrow's topic routes and consumer pages at 5,000 reported groups", ()
       await reports.saveGroupReports(at, writes.slice(i, i + 500));
     }
     burrow = (await import('../../functions/reconcile/burrow-handler.js')).handler;
-  }, 300_000);
+  });
   afterAll(() => documents?.destroy());
 
   it("answers a topic's offsets and consumers reading only its 3 readers' items, not 5,000 reports", async () => {
@@ -154,7 +154,7 @@ describe("Burrow's topic routes and consumer pages at 5,000 reported groups", ()
     // The whole list, without limit or cursor, stays whole.
     const whole = await get(`${CLUSTER}/consumer`);
     expect(whole.body.consumers).toHaveLength(GROUPS);
-  }, 120_000);
+  });
 });
 
 describe('the topic index as reconcile runs move it', () => {
@@ -251,7 +251,7 @@ describe('the topic index as reconcile runs move it', () => {
     const before = (await reports.reportedGroups()).get('tr-a');
     await reconciler.run();
     expect((await reports.reportedGroups()).get('tr-a')).toEqual(before);
-  }, 180_000);
+  });
 
   it("keeps the topic index across fan-out children, each moving its own groups' items", async () => {
     const SHARDS = 4;
@@ -305,7 +305,7 @@ describe('the topic index as reconcile runs move it', () => {
     expect(list).toContain('tr.extra');
     expect(list).not.toContain('tr.own-5');
     expect(list.filter((t) => t.startsWith('tr.own-'))).toHaveLength(11);
-  }, 120_000);
+  });
 
   it('answers as if no group read any topic until the first run after the upgrade writes the index', async () => {
     let now = START + 100 * HOUR;
@@ -354,5 +354,5 @@ describe('the topic index as reconcile runs move it', () => {
     expect(await topicList()).toContain('tr.upgrade');
     expect(await consumersOf('tr.upgrade')).toEqual(['tr-old']);
     expect((await get(`${CLUSTER}/topic/tr.upgrade`)).body.offsets).toEqual([7]);
-  }, 120_000);
+  });
 });

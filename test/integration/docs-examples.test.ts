@@ -63,7 +63,7 @@ describe('the docs: every example is run, or marked with why not', () => {
   });
 });
 
-describe('the docs, run against npm start', { timeout: 240_000 }, () => {
+describe('the docs, run against npm start', () => {
   const work = mkdtempSync(join(tmpdir(), 'tally-docs-'));
   let npmStart: NpmStartStack | undefined;
   let stack: StackValues;
@@ -75,7 +75,7 @@ describe('the docs, run against npm start', { timeout: 240_000 }, () => {
     npmStart = await startNpmStart({ kafkaBrokers: inject('kafkaBrokers') });
     stack = npmStart;
     cluster = npmStart.clusterId;
-  }, 420_000);
+  });
 
   afterAll(async () => {
     await npmStart?.stop();

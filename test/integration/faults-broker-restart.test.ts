@@ -96,7 +96,6 @@ describe.each([
   ['on the default fast path', false],
 ])(
   'broker killed and restarted during a large batch publish, %s',
-  { timeout: 150_000 },
   (_mode, ledgerFirst: boolean) => {
     const workDir = mkdtempSync(join(tmpdir(), 'tally-restart-'));
     let broker: KafkaBroker;
@@ -416,7 +415,7 @@ describe.each([
       await admin.connect();
       vi.resetModules();
       api = await loadHandlers();
-    }, 150_000);
+    });
 
     afterAll(async () => {
       if (paused !== undefined) process.kill(paused, 'SIGCONT');

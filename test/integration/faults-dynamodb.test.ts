@@ -16,7 +16,7 @@ import { uniqueName } from '../helpers/unique-name.js';
 // A stack of its own: pausing the shared DynamoDB API would stall other test files. Both ways
 // publish runs: ledger first (TALLY_AUDIT_HORIZON_SECONDS=0, no leases) and the default fast
 // path (a warm container's leased seqs, the ledger written after the send).
-describe('DynamoDB stopped', { timeout: 180_000 }, () => {
+describe('DynamoDB stopped', () => {
   let stack: LocalStack;
   let dynamoPid: number;
 
@@ -31,7 +31,7 @@ describe('DynamoDB stopped', { timeout: 180_000 }, () => {
       ...testAuthEnv(),
       TALLY_DYNAMODB_TIMEOUT_MS: '500',
     });
-  }, 120_000);
+  });
 
   afterAll(async () => {
     if (dynamoPid) process.kill(dynamoPid, 'SIGCONT');
@@ -72,7 +72,7 @@ describe('DynamoDB stopped', { timeout: 180_000 }, () => {
       vi.resetModules();
       api = await loadHandlers();
       expect((await produce()).statusCode).toBe(200);
-    }, 60_000);
+    });
 
     it('publish answers 503 before sending; reconcile and audit fail loudly; all recover after', async () => {
       const reconcile = (await import('../../functions/reconcile/task-handler.js')).handler;

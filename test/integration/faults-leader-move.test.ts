@@ -29,7 +29,7 @@ const CONTROLLER = 1; // the one KRaft controller: it stays up
 const WRITER = 2; // leads partition 0, answers, then dies
 const STALLED = 3; // leads partition 1, paused, then killed
 
-describe('a partition moves between a partial answer and the retry', { timeout: 300_000 }, () => {
+describe('a partition moves between a partial answer and the retry', () => {
   const workDir = mkdtempSync(join(tmpdir(), 'tally-leader-move-'));
   let cluster: KafkaCluster;
   let admin: Admin;
@@ -53,7 +53,7 @@ describe('a partition moves between a partial answer and the retry', { timeout: 
       requestTimeout: 3000,
     }).admin();
     await admin.connect();
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await admin?.disconnect().catch(() => {});

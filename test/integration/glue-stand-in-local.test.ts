@@ -17,7 +17,7 @@ beforeAll(async () => {
     },
     tablePrefix: `glue-stack-${Date.now().toString(36)}-`,
   });
-}, 120_000);
+});
 afterAll(() => stack?.stop());
 
 describe('local stack with Glue selected', () => {

@@ -26,7 +26,7 @@ import { uniqueName } from '../helpers/unique-name.js';
 // or SSM (a loopback stand-in speaking the real wire protocol to the real SDK clients, see
 // test/helpers/local-secrets.ts), never log them, and a consumer group this principal may not
 // read makes a reconcile run partial instead of wrong.
-describe('Kafka with SCRAM credentials from Secrets Manager or SSM', { timeout: 120_000 }, () => {
+describe('Kafka with SCRAM credentials from Secrets Manager or SSM', () => {
   const password = `pw-${uniqueName('scram')}`;
   const secretId = 'AmazonMSK_kafka-tally-test';
   const parameterName = '/kafka-tally/test/kafka';
@@ -95,7 +95,7 @@ describe('Kafka with SCRAM credentials from Secrets Manager or SSM', { timeout: 
       // Everything a function logs, so the test sees all of it.
       LOG_LEVEL: 'debug',
     });
-  }, 120_000);
+  });
 
   afterEach(() => {
     vi.restoreAllMocks();

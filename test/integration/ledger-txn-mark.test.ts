@@ -10,7 +10,7 @@ import { uniqueName } from '../helpers/unique-name.js';
 // dynamodb-item-size.test.ts shows): it is stored gzipped and read back whole.
 const { documents, table } = localTablesForFile('ledger-txn-mark');
 
-describe('ledger: a transactional mark at the largest request', { timeout: 60_000 }, () => {
+describe('ledger: a transactional mark at the largest request', () => {
   it('writes and reads back a PREPARED mark of 10,000 records over 64 partitions', async () => {
     const ledger = createLedger(documents, table('LedgerTable'));
     const stream = uniqueName('txn-mark');

@@ -158,5 +158,5 @@ describe('VOID ranges in the ledger', () => {
     expect(trimmed).toBeGreaterThan(0);
     expect(refused).toBeGreaterThan(0);
     expect(sent).toBeGreaterThan(0);
-  }, 180_000);
+  });
 });

@@ -33,7 +33,7 @@ const tooLarge = async (response: Response, limit: RegExp) => {
   expect(body.message).toContain('several smaller requests');
 };
 
-describe('the local HTTP API enforces API Gateway and Lambda limits', { timeout: 120_000 }, () => {
+describe('the local HTTP API enforces API Gateway and Lambda limits', () => {
   const workDir = mkdtempSync(join(tmpdir(), 'tally-limits-'));
   let dynamodb: DynamoDbServer | undefined;
   let api: LocalApi | undefined;
@@ -72,7 +72,7 @@ describe('the local HTTP API enforces API Gateway and Lambda limits', { timeout:
         LOG_LEVEL: 'error',
       },
     });
-  }, 150_000);
+  });
 
   afterAll(async () => {
     if (paused && dynamodb) process.kill(dynamodb.process.pid, 'SIGCONT');

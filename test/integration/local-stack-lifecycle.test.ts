@@ -89,7 +89,7 @@ function exitOf(child: ChildProcess): Promise<[number | null, NodeJS.Signals | n
 
 // A launcher starts Kafka, DynamoDB and serverless-offline (which bundles every function):
 // on a busy 2-core machine that alone can take a minute.
-describe('local stack lifecycle', { timeout: 240_000 }, () => {
+describe('local stack lifecycle', () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`prints one ready line and, on ${signal} (sent twice, as npm forwards it), stops Kafka and DynamoDB, removes its folder and exits 0`, async () => {
       // A temp dir of its own: the stack's tally-stack-* folder must be gone after the exit.

@@ -41,7 +41,7 @@ describe('npm start: notifications to TALLY_LOCAL_NOTIFY_WEBHOOK', () => {
       api: true,
     });
     await admin.connect();
-  }, 240_000);
+  });
 
   afterAll(async () => {
     await admin.disconnect();
@@ -94,5 +94,5 @@ describe('npm start: notifications to TALLY_LOCAL_NOTIFY_WEBHOOK', () => {
     await reconcileNow();
     await reconcileNow();
     expect(states()).toEqual(['open ERR', 'closed OK']);
-  }, 120_000);
+  });
 });

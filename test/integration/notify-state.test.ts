@@ -97,5 +97,5 @@ describe('notification state in DynamoDB', () => {
     expect(await store.save('big', few, 2)).toBe(true);
     expect(await store.load('big')).toEqual({ streams: few, version: 3 });
     expect(await partsOf()).toEqual([]);
-  }, 60_000);
+  });
 });

@@ -134,7 +134,7 @@ describe('once guard (example consumer, real broker)', () => {
     const stored = await receipts(groupId, topic);
     expect(stored.reduce((n, b) => n + seqCount(b.seqs), 0)).toBe(5);
     expect(stored.flatMap((b) => b.suppressed ?? [])).toEqual([[3, 3]]);
-  }, 180_000);
+  });
 
   it('a group rewound by 60 records gets 60 again and acts on none of them twice', async () => {
     const topic = await createTopic(admin, 1);
@@ -159,7 +159,7 @@ describe('once guard (example consumer, real broker)', () => {
     expect(total((b) => b.redelivered)).toBe(60);
     expect(total((b) => b.suppressed)).toBe(60);
     expect(total((b) => b.actedTwice)).toBe(0);
-  }, 180_000);
+  });
 
   it('a handler that crashes mid-batch, or whose container dies holding a claim, is retried: every record acts exactly once', async () => {
     const topic = await createTopic(admin, 3);
@@ -194,7 +194,7 @@ describe('once guard (example consumer, real broker)', () => {
     expect(delivered).toBeGreaterThan(90);
     expect(effects.size).toBe(90);
     expect([...effects.values()].every((n) => n === 1)).toBe(true);
-  }, 180_000);
+  });
 
   it('two consumers of different groups each act once', async () => {
     const topic = await createTopic(admin, 2);
@@ -215,5 +215,5 @@ describe('once guard (example consumer, real broker)', () => {
     expect(await deliver(second, b, topic, log)).toBe(40);
     expect(effects.size).toBe(80);
     expect([...effects.values()].every((n) => n === 1)).toBe(true);
-  }, 180_000);
+  });
 });

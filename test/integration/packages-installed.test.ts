@@ -116,9 +116,7 @@ async function installProject(work: string, project: string): Promise<Record<str
 
 // npm start's serverless-offline bundles every function before it answers: on a busy 2-core
 // machine, a minute or more (npm pack and npm install run meanwhile).
-describe('the packages, packed and installed in a fresh project, against npm start', {
-  timeout: 150_000,
-}, () => {
+describe('the packages, packed and installed in a fresh project, against npm start', () => {
   const admin: Admin = testKafka('tally-test-packages').admin();
   let work: string;
   let project: string;
@@ -141,7 +139,7 @@ describe('the packages, packed and installed in a fresh project, against npm sta
     if (installResult.status === 'rejected') throw installResult.reason;
     sizes = installResult.value;
     documents = DynamoDBDocumentClient.from(localDynamoDbClient(stack.dynamodb));
-  }, 420_000);
+  });
 
   afterAll(async () => {
     await stack?.stop();

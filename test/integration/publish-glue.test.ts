@@ -41,7 +41,7 @@ beforeAll(async () => {
   });
   await admin.connect();
   api = await loadHandlers();
-}, 120_000);
+});
 afterAll(async () => {
   await admin.disconnect();
   glueAdmin?.destroy();

@@ -303,7 +303,7 @@ describe(`REST Proxy v3 produce: a header without a value is a Kafka null header
       "e=''",
       "v='x'",
     ]);
-  }, 90_000);
+  });
 
   it('keeps an Idempotency-Key retry of a null header the same request, and "" another', async () => {
     const topic = await createTopic(ctx.admin, 1);

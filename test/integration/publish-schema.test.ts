@@ -70,7 +70,7 @@ beforeAll(async () => {
   await admin.connect();
   api = await loadHandlers();
   decoder = new SchemaRegistry({ host: registry.url });
-}, 120_000);
+});
 afterAll(async () => {
   await admin.disconnect();
   if (!registryStopped) await registry?.stop();

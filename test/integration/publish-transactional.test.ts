@@ -46,7 +46,7 @@ beforeAll(async () => {
   plainTopic = await createTopic(admin, 1);
   vi.resetModules();
   api = await loadHandlers();
-}, 120_000);
+});
 
 afterAll(async () => {
   delete process.env.TALLY_TRANSACTIONAL_TOPICS;
@@ -95,7 +95,7 @@ const untilPast = async (deadlineAt: number) => {
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 };
 
-describe('transactional publish: mode, header and configuration', { timeout: 120_000 }, () => {
+describe('transactional publish: mode, header and configuration', () => {
   it('refuses Tally-Transactional: false on a topic TALLY_TRANSACTIONAL_TOPICS names, and a value that is not true/false', async () => {
     const off = await produce(txnTopic, ['x'], { 'Tally-Transactional': 'false' });
     expect(off.statusCode).toBe(400);
@@ -142,9 +142,7 @@ describe('transactional publish: mode, header and configuration', { timeout: 120
   });
 });
 
-describe('transactional publish: a keyed retry makes the earlier attempt definite', {
-  timeout: 180_000,
-}, () => {
+describe('transactional publish: a keyed retry makes the earlier attempt definite', () => {
   it('answers the first attempt’s offsets when it committed and its answer was lost: nothing resent, one copy', async () => {
     const topic = txnTopic;
     const key = uniqueName('key');

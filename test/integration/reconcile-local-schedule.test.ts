@@ -38,7 +38,7 @@ describe('npm start on given services, and its schedules', () => {
     readyAt = Date.now();
     historyTable = (await stderr.next(/table OffsetHistoryTable: /, 1000)).split(': ')[1] ?? '';
     scansAtReady = scans();
-  }, 240_000);
+  });
 
   afterAll(async () => {
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -74,11 +74,11 @@ describe('npm start on given services, and its schedules', () => {
       scans() - scansAtReady,
       `${fired.join('\n')} in ${Date.now() - readyAt} ms after ready`,
     ).toBe(fired.length);
-  }, 320_000);
+  });
 
   it('exits 0 on SIGTERM', async () => {
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     expect(await exited).toEqual([0, null]);
-  }, 60_000);
+  });
 });

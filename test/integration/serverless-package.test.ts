@@ -94,7 +94,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
     template = JSON.parse(
       readFileSync(join(artifacts, 'cloudformation-template-update-stack.json'), 'utf8'),
     );
-  }, 380_000);
+  });
 
   afterAll(() => {
     rmSync(work, { recursive: true, force: true });
@@ -724,7 +724,7 @@ describe('serverless package with TALLY_TRACING=true', () => {
     });
     const file = join(artifacts, 'cloudformation-template-update-stack.json');
     traced = JSON.parse(readFileSync(file, 'utf8'));
-  }, 380_000);
+  });
   afterAll(() => {
     rmSync(work, { recursive: true, force: true });
     rmSync(service, { recursive: true, force: true });

@@ -35,7 +35,7 @@ beforeAll(async () => {
   // machine: only the publish handlers' writes are faulted.
   process.env.DYNAMODB_ENDPOINT = inject('dynamodbEndpoint');
   process.env.TALLY_DYNAMODB_TIMEOUT_MS = '5000';
-}, 120_000);
+});
 
 afterAll(async () => {
   delete process.env.TALLY_TXN_ID_PREFIX;
@@ -72,7 +72,7 @@ const streamOf = (report: { streams: readonly LinkedFindings[] }, stream: string
   return found as LinkedFindings;
 };
 
-describe('the audit of a transactional topic', { timeout: 240_000 }, () => {
+describe('the audit of a transactional topic', () => {
   it('reports the aborted copies of a request sent again under the same seqs apart: no duplicate, no loss', async () => {
     const topic = await createTopic(admin, 1);
     const key = uniqueName('key');

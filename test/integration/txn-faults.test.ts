@@ -124,7 +124,7 @@ const record = (partition: number, value: string): OutgoingRecord => ({
 
 type Seen = Map<string, Array<{ partition: number; offset: string }>>;
 
-describe('transactions on three brokers under faults', { timeout: 400_000 }, () => {
+describe('transactions on three brokers under faults', () => {
   const workDir = mkdtempSync(join(tmpdir(), 'tally-txn-faults-'));
   let cluster: KafkaCluster;
   let admin: Admin;
@@ -349,7 +349,7 @@ describe('transactions on three brokers under faults', { timeout: 400_000 }, () 
       );
     });
     console.info(`txn-faults: cluster serving after ${Date.now() - started} ms`);
-  }, 240_000);
+  });
 
   afterAll(async () => {
     for (const close of closers) await close().catch(() => {});

@@ -41,7 +41,7 @@ beforeAll(async () => {
   await admin.connect();
   vi.resetModules();
   api = await loadHandlers();
-}, 120_000);
+});
 
 afterAll(async () => {
   delete process.env.TALLY_TXN_ID_PREFIX;
@@ -95,7 +95,7 @@ async function committedButPrepared(values: string[]) {
   return { topic, key, started, offsets };
 }
 
-describe('the lookup route settles a PREPARED transactional request', { timeout: 180_000 }, () => {
+describe('the lookup route settles a PREPARED transactional request', () => {
   it('answers ACKED at the prepared offsets when the commit went through, and the ledger says COMMITTED', async () => {
     const { topic, key, offsets } = await committedButPrepared(['a', 'b']);
     const bySeq = await lookupSeq(api, inject('kafkaClusterId'), topic, 2);

@@ -130,7 +130,7 @@ async function valuesSeen(
 
 const all = (seen: Map<number, string[]>) => [...seen.values()].flat().sort();
 
-describe('transactional producer on the real broker', { timeout: 120_000 }, () => {
+describe('transactional producer on the real broker', () => {
   it('commits a request in one transaction: each record visible once to read_committed, at its offset', async () => {
     const topic = await newTopic();
     const producer = producerOf(uniqueName('commit'));

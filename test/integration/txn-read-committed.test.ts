@@ -71,5 +71,5 @@ describe("kafkajs's read_committed on the broker", () => {
       await consumer.disconnect();
     }
     expect(seen).toEqual(['committed']);
-  }, 120_000);
+  });
 });
