@@ -87,7 +87,7 @@ type Outcome = { code: number; stdout: string; stderr: string };
 async function shell(command: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
   const [program, ...args] = command.split(/\s+/);
   // A packaging bundles the AWS SDK into every function (issue 32): ~50 s idle, minutes loaded.
-  return run(program as string, args, { env, timeout: 360_000, maxBuffer: 16 * 1024 * 1024 })
+  return run(program as string, args, { env, timeout: 560_000, maxBuffer: 16 * 1024 * 1024 })
     .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }))
     .catch((error: { code?: number; stdout?: string; stderr?: string }) => ({
       code: typeof error.code === 'number' ? error.code : 1,

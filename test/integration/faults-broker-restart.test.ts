@@ -191,13 +191,16 @@ describe.each([
     /**
      * Publishes the batch and calls `fault` the moment it is on its way (`onItsWay`), in the same
      * turn as the check that no answer came yet. A batch answered before the fault could come is
-     * noticed, and another one is sent (3 at most).
+     * noticed, and another one is sent (3 at most). With `undo`, a batch the fault came too late
+     * for (every record acknowledged: at load the broker's answer can be on its way when the
+     * fault lands) counts as one answered before it: the fault is undone and another one sent.
      */
     const publishWith = async (
       topic: string,
       from: { readonly firstSeq: number; readonly inLog: number },
       timeoutMs: number,
       fault: () => void,
+      undo?: () => void,
     ) => {
       let { firstSeq, inLog } = from;
       for (let attempt = 1; ; attempt++) {
@@ -226,7 +229,10 @@ describe.each([
         batchFrom.set(topic, firstSeq);
         const latencyMs = Math.round((answeredAt as number) - started);
         expect(latencyMs).toBeLessThan(timeoutMs + 5000);
-        if (faulted) return { key, headers, reports, latencyMs, firstSeq, inLog, attempt };
+        const acked = count([...reports.values()].map(outcomeOf)).ACKED;
+        const tooLate = faulted && undo !== undefined && acked === RECORDS;
+        if (tooLate) undo();
+        else if (faulted) return { key, headers, reports, latencyMs, firstSeq, inLog, attempt };
         expect(attempt, 'a batch answered before the fault could come').toBeLessThan(3);
         expect(count([...reports.values()].map(outcomeOf)).ACKED).toBe(RECORDS);
         firstSeq += RECORDS;
@@ -444,23 +450,36 @@ describe.each([
 
     it('stalls as the batch is sent, writes it after the deadline, and is killed as it writes', async () => {
       const { topic, from } = await prepare('stalled');
-      const sent = await publishWith(topic, from, 3000, () => {
-        paused = broker.process.pid;
-        process.kill(paused, 'SIGSTOP');
-      });
+      const sent = await publishWith(
+        topic,
+        from,
+        3000,
+        () => {
+          paused = broker.process.pid;
+          process.kill(paused, 'SIGSTOP');
+        },
+        () => {
+          process.kill(paused as number, 'SIGCONT');
+          paused = undefined;
+        },
+      );
       const answered = count([...sent.reports.values()].map(outcomeOf));
-      // Sent, never answered: the request's deadline came first.
-      expect(answered.UNKNOWN).toBe(RECORDS);
+      // Sent, never answered: the request's deadline came first. At load a part of the batch
+      // (a produce request of its own) can be acknowledged before the stop lands: those are
+      // ACKED and in the log, the rest UNKNOWN; nothing else.
+      expect(answered.UNKNOWN).toBeGreaterThan(0);
+      expect(answered.UNKNOWN + answered.ACKED).toBe(RECORDS);
       process.kill(paused as number, 'SIGCONT');
       paused = undefined;
       // The broker reads the request it was sent, writes the batch, and is killed the moment the
       // first of it lands.
+      const answeredInLog = sent.inLog + answered.ACKED;
       const waitUntil = Date.now() + 15_000;
-      let inLog = sent.inLog;
-      while (inLog === sent.inLog && Date.now() < waitUntil)
+      let inLog = answeredInLog;
+      while (inLog === answeredInLog && Date.now() < waitUntil)
         inLog = await totalRecords(admin, topic);
       const restartMs = await restart().back(topic);
-      const landedBeforeKill = inLog - sent.inLog;
+      const landedBeforeKill = inLog - answeredInLog;
       expect(
         landedBeforeKill,
         'the broker wrote part of the batch after the deadline',

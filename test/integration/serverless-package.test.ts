@@ -89,7 +89,7 @@ describe('serverless package (offline, no AWS credentials)', () => {
       // stack serves its handlers from (infra/deploy/service-copy.ts).
       // ~50 s on 2 idle cores since every function bundles the AWS SDK (issue 32); minutes when
       // the machine is loaded.
-      { cwd: service, env: offlineEnv(work), timeout: 360_000, maxBuffer: 16 * 1024 * 1024 },
+      { cwd: service, env: offlineEnv(work), timeout: 560_000, maxBuffer: 16 * 1024 * 1024 },
     );
     template = JSON.parse(
       readFileSync(join(artifacts, 'cloudformation-template-update-stack.json'), 'utf8'),
@@ -719,7 +719,7 @@ describe('serverless package with TALLY_TRACING=true', () => {
     await run(process.execPath, [cli, 'package', '--stage', 'test', '--package', artifacts], {
       cwd: service,
       env,
-      timeout: 360_000,
+      timeout: 560_000,
       maxBuffer: 16 * 1024 * 1024,
     });
     const file = join(artifacts, 'cloudformation-template-update-stack.json');
